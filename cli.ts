@@ -1,0 +1,88 @@
+#!/usr/bin/env -S deno run -A
+/**
+ * The `vf` command line: picks one command from argv and lazy-imports it. The only
+ * place that exits the process: 0 ok, 1 internal error, 2 bad input (no stack trace).
+ *
+ * @module
+ */
+import { getArgs } from "./lib/_runtime/args.ts";
+import { exit } from "./lib/_runtime/exit.ts";
+import { formatError, VerifiersError } from "./lib/errors.ts";
+import { disableColor, err, flushOutput, out, paint } from "./lib/cli/output.ts";
+import { VERSION } from "./lib/version.ts";
+
+const USAGE = `vf ${VERSION} — run LLM evaluations and RL environments
+
+Usage:
+  vf eval [<taskset>] [@ config.toml ...] [--dotted.flags ...]
+  vf validate-config [<taskset>] [@ config.toml ...] [flags]   (= vf eval --dry-run)
+  vf plugins list
+  vf plugins show <kind> <id-or-specifier>
+  vf --version | --help
+
+Examples:
+  vf eval @ examples/quickstart.toml --model oracle
+  vf eval reverse-text -m gpt-4.1-mini -n 20 -r 3 --sampling.temperature 0.7
+  vf eval @ examples/quickstart.toml --env.agent.max-turns 4 --dry-run
+  vf eval reverse-text --help          (fields of the reverse-text taskset and defaults)
+  vf plugins show taskset ./my_taskset.ts
+
+Exit codes: 0 ok, 1 internal error, 2 bad input.
+Logs and progress go to stderr, data to stdout. NO_COLOR or --no-color turn colours off.`;
+
+/** Runs one command and returns its exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const args = argv.filter((a) => {
+    if (a === "--no-color") {
+      disableColor();
+      return false;
+    }
+    return true;
+  });
+  const [command, ...rest] = args;
+  switch (command) {
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      await (command === undefined ? err(USAGE) : out(USAGE));
+      return command === undefined ? 2 : 0;
+    case "--version":
+    case "-V":
+    case "version":
+      await out(`vf ${VERSION}`);
+      return 0;
+    case "eval": {
+      const { evalCommand } = await import("./lib/cli/eval_command.ts");
+      return await evalCommand(rest);
+    }
+    case "validate-config": {
+      const { evalCommand } = await import("./lib/cli/eval_command.ts");
+      return await evalCommand([...rest, "--dry-run"]);
+    }
+    case "plugins": {
+      const { pluginsCommand } = await import("./lib/cli/plugins_command.ts");
+      return await pluginsCommand(rest);
+    }
+    default:
+      await err(`${paint("error:", "red")} unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await main(getArgs());
+  } catch (e) {
+    if (e instanceof VerifiersError) {
+      await err(formatError(e).replace(/^error:/, paint("error:", "red")));
+      code = e.exitCode;
+    } else {
+      await err(`${paint("internal error:", "red")} ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+      code = 1;
+    }
+  }
+  await flushOutput();
+  exit(code);
+}

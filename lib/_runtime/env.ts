@@ -1,0 +1,21 @@
+import process from "node:process";
+
+/** Reads an environment variable; `undefined` when unset or not permitted. */
+export function getEnv(name: string): string | undefined {
+  try {
+    return process.env[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A copy of the whole environment (empty when not permitted). */
+export function getAllEnv(): Record<string, string> {
+  try {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
+    return out;
+  } catch {
+    return {};
+  }
+}

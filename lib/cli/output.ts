@@ -1,0 +1,50 @@
+/**
+ * Terminal output of the CLI: data to stdout, logs and progress to stderr, colour
+ * only on a terminal and never with `NO_COLOR` or `--no-color`.
+ *
+ * @module
+ */
+import process from "node:process";
+import { getEnv } from "../_runtime/env.ts";
+import { stderrIsTerminal } from "../_runtime/tty.ts";
+
+let colorOff = false;
+
+/** Turns colour off for the rest of the process (`--no-color`). */
+export function disableColor(): void {
+  colorOff = true;
+}
+
+/** True when stderr output may use ANSI colours. */
+export function useColor(): boolean {
+  return !colorOff && getEnv("NO_COLOR") === undefined && stderrIsTerminal();
+}
+
+/** Wraps text in an ANSI colour when colours are on. */
+export function paint(text: string, code: "red" | "yellow" | "green" | "dim" | "bold"): string {
+  if (!useColor()) return text;
+  const codes = { red: 31, yellow: 33, green: 32, dim: 2, bold: 1 } as const;
+  return `\x1b[${codes[code]}m${text}\x1b[0m`;
+}
+
+function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.write(text)) resolve();
+    else stream.once("drain", () => resolve());
+  });
+}
+
+/** Writes a line of data to stdout. */
+export function out(text: string): Promise<void> {
+  return write(process.stdout, text.endsWith("\n") ? text : text + "\n");
+}
+
+/** Writes a line of log or progress to stderr. */
+export function err(text: string): Promise<void> {
+  return write(process.stderr, text.endsWith("\n") ? text : text + "\n");
+}
+
+/** Waits until both standard streams have flushed what was written. */
+export function flushOutput(): Promise<void> {
+  return Promise.all([write(process.stdout, ""), write(process.stderr, "")]).then(() => {});
+}

@@ -1,0 +1,208 @@
+/**
+ * The config schemas (zod 4, strict objects), field for field as Python `verifiers`
+ * v1 `EvalConfig` where a local run needs them. Plugin-specific keys are added by
+ * {@link buildEvalConfigSchema} from the plugins the ids resolve to.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { ConfigSchema } from "../plugins/contract.ts";
+
+const seconds = () => z.number().positive().nullable().default(null);
+const optInt = (what: string) =>
+  z.number().int().min(1).nullable().default(null).describe(what);
+
+/** Whole-rollout / whole-episode retry policy. */
+export const RetryConfig = z.strictObject({
+  max_retries: z.number().int().min(0).default(0).describe("Extra attempts after a failed one"),
+  include: z.array(z.string()).default([]).describe(
+    "Error type names to retry (empty = all)",
+  ),
+  exclude: z.array(z.string()).default([]).describe("Error type names never retried (wins)"),
+});
+
+/** A plugged scoring function: `{fn, priority[, weight]}`. */
+export const PluggedHook = z.strictObject({
+  fn: z.string().nullable().default(null).describe("path/to/file.ts:name, npm:pkg:name, URL:name"),
+  priority: z.number().int().nullable().default(null).describe("Higher runs first"),
+});
+
+/** A plugged reward: a {@link PluggedHook} with a finite weight. */
+export const PluggedReward = PluggedHook.extend({
+  weight: z.number().refine(Number.isFinite, "weight must be finite").nullable().default(null)
+    .describe("Reward weight"),
+});
+
+/** Client fields shared by the run and by LLM judges. */
+const clientFields = {
+  base_url: z.string().nullable().default(null).describe(
+    "OpenAI-compatible base URL (default $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+  ),
+  api_key_var: z.string().default("OPENAI_API_KEY").describe(
+    "Name of the environment variable holding the API key (the key itself is never stored)",
+  ),
+  headers: z.record(z.string(), z.string()).default({}).describe("Extra HTTP headers"),
+};
+
+/** The run's model client. */
+export const ClientConfig = z.strictObject(clientFields);
+
+/** Sampling settings: known keys typed, extra provider keys passed through. */
+export const SamplingConfig = z.object({
+  temperature: z.number().nullable().default(null).describe("Sampling temperature"),
+  top_p: z.number().nullable().default(null).describe("Nucleus sampling"),
+  max_tokens: z.number().int().min(1).nullable().default(null).describe(
+    "Max output tokens per call",
+  ),
+  reasoning_effort: z.string().nullable().default(null).describe("Reasoning effort"),
+  seed: z.number().int().nullable().default(null).describe("Provider sampling seed"),
+}).catchall(z.unknown());
+
+/** Common keys of every judge entry (`env.taskset.task.judges[]`). */
+export const JudgeBase = z.strictObject({
+  id: z.string().min(1, "a judge needs an `id`").describe("Judge id or specifier"),
+  name: z.string().default("").describe("Reward key (default: the id)"),
+  weight: z.number().refine(Number.isFinite, "weight must be finite").default(1).describe(
+    "Reward weight",
+  ),
+  base_url: clientFields.base_url.describe("Judge endpoint (default: the run's client)"),
+  api_key_var: z.string().nullable().default(null).describe("Judge API key variable (default: the run's)"),
+  headers: clientFields.headers,
+  model: z.string().nullable().default(null).describe("Judge model (default: the run's model)"),
+  sampling: z.record(z.string(), z.unknown()).default({}).describe("Judge sampling"),
+  prompt: z.string().nullable().default(null).describe("Prompt template file"),
+});
+
+/** A judge entry after validation: the common keys plus the judge's own. */
+export type JudgeEntry = z.infer<typeof JudgeBase> & Record<string, unknown>;
+
+/** Common keys of the taskset table. */
+export function taskConfigSchema(judges: z.ZodType<JudgeEntry[]>) {
+  return z.strictObject({
+    judges,
+    rewards: z.record(z.string(), PluggedReward).default({}).describe("Plugged rewards by name"),
+    metrics: z.record(z.string(), PluggedHook).default({}).describe("Plugged metrics by name"),
+    stops: z.record(z.string(), PluggedHook).default({}).describe("Plugged stop conditions by name"),
+  });
+}
+
+/** Common keys of `env.taskset`. */
+export const TasksetBase = {
+  id: z.string().default("").describe("Taskset id or specifier"),
+  system_prompt: z.string().nullable().default(null).describe(
+    "File whose text replaces every task's system prompt",
+  ),
+};
+
+/** Common keys of `env.agent.harness`. */
+export const HarnessBase = {
+  id: z.string().default("bash").describe("Harness id or specifier"),
+  env: z.record(z.string(), z.string()).default({}).describe("Environment for the agent program"),
+  forward_env: z.array(z.string()).default([]).describe("Host variables copied in when set"),
+};
+
+/** Common keys of `env.agent.runtime`. */
+export const RuntimeBase = {
+  type: z.string().default("local").describe("Runtime type: local, prime, modal, or a specifier"),
+};
+
+/** The display modes. */
+export const DISPLAY_MODES = ["auto", "rich", "plain", "json", "none"] as const;
+
+/** The plugin schemas a narrowed config is built from (undefined = the common keys only). */
+export interface NarrowingPlugins {
+  taskset?: ConfigSchema;
+  harness?: ConfigSchema;
+  runtime?: ConfigSchema;
+  /** One entry per judge in the config, in order. */
+  judges?: (ConfigSchema | undefined)[];
+}
+
+/** The common keys of a kind plus a plugin's own (the type shows the common keys only). */
+function extend<B extends z.ZodRawShape>(base: B, plugin: ConfigSchema | undefined) {
+  const own = plugin ? plugin.shape as Record<string, z.ZodType> : {};
+  return z.strictObject({ ...base, ...own, ...base }) as unknown as z.ZodObject<B, z.core.$strict>;
+}
+
+/** Builds the `EvalConfig` schema narrowed to the given plugins' config keys. */
+export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}) {
+  const judgeSchemas = (plugins.judges ?? []).map((j) =>
+    j ? JudgeBase.extend(j.shape as Record<string, z.ZodType>) : JudgeBase
+  );
+  const judges = (judgeSchemas.length
+    ? z.tuple(judgeSchemas as unknown as [z.ZodType, ...z.ZodType[]])
+    : z.array(JudgeBase)).default([] as never).describe("Judges scoring each rollout") as unknown as z.ZodType<
+      JudgeEntry[]
+    >;
+  const taskset = extend({ ...TasksetBase, task: taskConfigSchema(judges).prefault({} as never) }, plugins.taskset);
+  const harness = extend(HarnessBase, plugins.harness);
+  const runtime = extend(RuntimeBase, plugins.runtime);
+  const agent = z.strictObject({
+    harness: harness.prefault({}),
+    runtime: runtime.prefault({}),
+    max_turns: optInt("Refuse model calls after this many turns"),
+    max_input_tokens: optInt("Refuse model calls after this many input tokens"),
+    max_output_tokens: optInt("Refuse model calls after this many output tokens"),
+    max_total_tokens: optInt("Refuse model calls after this many tokens in all"),
+    timeout: z.strictObject({
+      setup: seconds().describe("Seconds for task and harness setup together"),
+      rollout: seconds().describe("Seconds of agent time per rollout"),
+      finalize: seconds().describe("Seconds for task finalize"),
+      scoring: seconds().describe("Seconds for scoring"),
+    }).prefault({}),
+    retries: RetryConfig.prefault({}),
+  });
+  const env = z.strictObject({
+    id: z.string().default("").describe("Env id (single-agent when empty)"),
+    taskset: taskset.prefault({}),
+    agent: agent.prefault({}),
+    timeout: z.strictObject({
+      episode: seconds().describe("Seconds per episode"),
+      finalize: seconds().describe("Seconds for the env finalize hook"),
+    }).prefault({}),
+    retries: RetryConfig.prefault({}),
+  });
+  return z.strictObject({
+    env: env.prefault({}),
+    model: z.string().nullable().default(null).describe("Model name (`oracle` = reference answers)"),
+    client: ClientConfig.prefault({}),
+    sampling: SamplingConfig.prefault({}),
+    num_tasks: optInt("Number of tasks (after shuffling)"),
+    num_rollouts: z.number().int().min(1).default(1).describe("Rollouts per task"),
+    max_concurrent: z.number().int().min(1).default(128).describe("Episodes in flight"),
+    shuffle: z.boolean().default(false).describe("Shuffle tasks before taking num_tasks"),
+    seed: z.number().int().nullable().default(null).describe("Shuffle seed (default 0)"),
+    output_dir: z.string().default("outputs").describe("Where run directories go"),
+    run: z.strictObject({
+      name: z.string().nullable().default(null).describe("Run name (default generated)"),
+      dir: z.string().nullable().default(null).describe("Run directory under output_dir"),
+    }).prefault({}),
+    push: z.boolean().default(false).describe("Upload results (not supported; kept for parity)"),
+    verbose: z.boolean().default(false).describe("Debug logging"),
+    display: z.enum(DISPLAY_MODES).default("auto").describe("Progress display"),
+    dry_run: z.boolean().default(false).describe("Validate, write configs/eval.json, exit"),
+    resume: z.boolean().default(false).describe("Continue the run in this run directory"),
+    clean: z.boolean().default(false).describe("Delete the run directory first"),
+  });
+}
+
+/** The resolved config of a run. */
+export type EvalConfig = z.infer<ReturnType<typeof buildEvalConfigSchema>>;
+
+/** Root-level aliases (short flags and Python's alternative names). */
+export const ROOT_ALIASES: Record<string, string> = {
+  m: "model",
+  n: "num_tasks",
+  batch_size: "num_tasks",
+  num_examples: "num_tasks",
+  r: "num_rollouts",
+  group_size: "num_rollouts",
+  rollouts_per_example: "num_rollouts",
+  c: "max_concurrent",
+  s: "shuffle",
+  v: "verbose",
+  o: "output_dir",
+};
+
+/** Keys excluded from `configs/eval.json` (they steer one launch, not the run). */
+export const LAUNCH_ONLY_KEYS = ["dry_run", "resume", "clean"] as const;

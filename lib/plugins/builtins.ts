@@ -1,0 +1,36 @@
+/**
+ * The built-in plugins. Every import path is a literal so `deno compile` and
+ * `bun build --compile` embed them in the binary.
+ *
+ * @module
+ */
+import type { PluginKind } from "./contract.ts";
+
+type Importer = () => Promise<Record<string, unknown>>;
+
+/** Built-in plugin modules by kind and normalized id. */
+export const BUILTINS: Record<PluginKind, Record<string, Importer>> = {
+  taskset: {
+    "addition": () => import("../../plugins/tasksets/addition/mod.ts"),
+    "echo": () => import("../../plugins/tasksets/echo/mod.ts"),
+    "jsonl": () => import("../../plugins/tasksets/jsonl/mod.ts"),
+    "reverse-text": () => import("../../plugins/tasksets/reverse-text/mod.ts"),
+    "shell-basics": () => import("../../plugins/tasksets/shell-basics/mod.ts"),
+  },
+  harness: {
+    "bash": () => import("../../plugins/harnesses/bash/mod.ts"),
+    "command": () => import("../../plugins/harnesses/command/mod.ts"),
+    "null": () => import("../../plugins/harnesses/null/mod.ts"),
+  },
+  judge: {
+    "match": () => import("../../plugins/judges/match/mod.ts"),
+  },
+  runtime: {
+    "local": () => import("../../plugins/runtimes/local/mod.ts"),
+  },
+};
+
+/** The built-in ids of a kind, sorted. */
+export function builtinIds(kind: PluginKind): string[] {
+  return Object.keys(BUILTINS[kind]).sort();
+}

@@ -1,0 +1,229 @@
+/**
+ * The plugin contract. A plugin is a plain object `{kind, id, abi: 1, description,
+ * config, ...behaviour}` made by {@link defineTaskset}, {@link defineHarness},
+ * {@link defineJudge} or {@link defineRuntime}. Identity is structural (`kind` + `abi`),
+ * never `instanceof`, so a bundle carrying its own copy of these helpers loads fine.
+ *
+ * The zod `config` schema holds the plugin's own keys only; verifiers-ts adds the
+ * common keys of each kind (`id`, `task`, `type`, ...) around it.
+ *
+ * @module
+ */
+import type { z } from "zod";
+import type { ProgramResult, Runtime } from "../runtime/runtime.ts";
+import type { TaskData } from "../tasks/task_data.ts";
+import type { Message, Trace } from "../trace/types.ts";
+
+/** The kinds of plugin. */
+export type PluginKind = "taskset" | "harness" | "judge" | "runtime";
+
+/** Every plugin kind, in display order. */
+export const PLUGIN_KINDS: readonly PluginKind[] = ["taskset", "harness", "judge", "runtime"];
+
+/** The plugin ABI version this build of verifiers-ts speaks. */
+export const PLUGIN_ABI = 1;
+
+/** A zod object schema describing a plugin's own config keys. */
+// deno-lint-ignore no-explicit-any
+export type ConfigSchema = z.ZodObject<any>;
+
+/** Fields every plugin has. */
+export interface PluginBase<K extends PluginKind> {
+  kind: K;
+  id: string;
+  abi: 1;
+  /** One line, shown by `vf plugins list`. */
+  description: string;
+  /** The plugin's own config keys (defaults, types, help text). */
+  config: ConfigSchema;
+}
+
+/** What a hook gets: the task data, the trace so far, and the runtime when it is alive. */
+export interface HookContext {
+  task: TaskData;
+  trace: Trace;
+  runtime: Runtime | null;
+  /** The taskset's resolved config. */
+  config: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+/** A value a reward or metric hook may return: one number, or several keyed numbers. */
+export type ScoreValue = number | Record<string, number>;
+
+/** A reward hook with its weight and ordering priority. */
+export interface RewardHook {
+  fn(ctx: HookContext): ScoreValue | Promise<ScoreValue>;
+  /** @default 1 */
+  weight?: number;
+  /** Higher runs first. @default 0 */
+  priority?: number;
+}
+
+/** A metric hook (unweighted). */
+export interface MetricHook {
+  fn(ctx: HookContext): ScoreValue | Promise<ScoreValue>;
+  /** @default 0 */
+  priority?: number;
+}
+
+/** A stop hook: checked before each model call; true stops the rollout under its name. */
+export interface StopHook {
+  fn(ctx: HookContext): boolean | Promise<boolean>;
+  /** @default 0 */
+  priority?: number;
+}
+
+/** How the oracle model solves a task: a text answer, or shell commands then an answer. */
+export interface Solution {
+  /** Final assistant text. */
+  text?: string;
+  /** Commands the oracle runs through the harness's `bash` tool, in order. */
+  commands?: string[];
+}
+
+/** Task behaviour shared by all tasks of a taskset. */
+export interface TaskHooks {
+  /** Prepares the runtime for the task (counts against the setup timeout). */
+  setup?(ctx: HookContext): Promise<void>;
+  /** Runs after the agent, before scoring (e.g. collect files). */
+  finalize?(ctx: HookContext): Promise<void>;
+  /** Gold check: is the task solvable/set up right in this runtime? */
+  validate?(ctx: HookContext): Promise<boolean>;
+  rewards?: Record<string, RewardHook>;
+  metrics?: Record<string, MetricHook>;
+  stops?: Record<string, StopHook>;
+  /** The reference solution, used by the oracle model. */
+  solution?(task: TaskData, config: Record<string, unknown>): Solution;
+  /** Durable task key; defaults to the task hash. */
+  key?(task: TaskData): string;
+  /** Extra environment for commands of this task's runtime (not traced). */
+  runtimeEnv?(task: TaskData): Record<string, string>;
+}
+
+/** A taskset: config in, tasks out. */
+export interface TasksetPlugin extends PluginBase<"taskset">, TaskHooks {
+  /** True when `load()` never ends (a run must bound it with `-n`). */
+  infinite?: boolean;
+  /** True when tasks need a container runtime. */
+  needsContainer?: boolean;
+  /** Harness id used when the config pins none. @default "bash" */
+  defaultHarness?: string;
+  /** Loads the tasks: an array, an iterable or an async iterable (generators welcome). */
+  load(
+    config: Record<string, unknown>,
+  ): Iterable<TaskData> | AsyncIterable<TaskData> | Promise<Iterable<TaskData>>;
+}
+
+/** Capabilities a harness declares; the rollout reads them, never the id. */
+export interface HarnessCapabilities {
+  /** The agent can run code in the runtime. */
+  executesCode: boolean;
+  /** The harness refuses runtimes that are not containers. */
+  needsContainer: boolean;
+  /** The harness sends the system prompt as a system message (else it is folded). */
+  appendsSystemPrompt: boolean;
+}
+
+/** What a harness gets to run one rollout. */
+export interface HarnessLaunchContext {
+  runtime: Runtime;
+  /** Interception endpoint including `/v1`, e.g. `http://127.0.0.1:4000/v1`. */
+  endpoint: string;
+  /** Per-rollout API key for the endpoint. */
+  secret: string;
+  /** Model name to send (the server replaces it anyway). */
+  model: string;
+  /** The initial conversation (system prompt already applied per capabilities). */
+  messages: Message[];
+  /** The harness's resolved config. */
+  config: Record<string, unknown>;
+  /** Aborted when the rollout's agent budget expires or the run is cancelled. */
+  signal: AbortSignal;
+  /** Logs a line to the run log. */
+  log(message: string): void;
+}
+
+/** An agent program. */
+export interface HarnessPlugin extends PluginBase<"harness"> {
+  capabilities: HarnessCapabilities;
+  /** Installs what the harness needs in the runtime (counts against the setup timeout). */
+  setup?(runtime: Runtime, config: Record<string, unknown>, signal: AbortSignal): Promise<void>;
+  /** Runs the agent until it is done; every model call goes through `ctx.endpoint`. */
+  launch(ctx: HarnessLaunchContext): Promise<ProgramResult>;
+}
+
+/** A chat completion request a judge makes; recorded in the trace by the framework. */
+export interface JudgeCompletion {
+  text: string;
+  usage: { prompt_tokens: number; completion_tokens: number } | null;
+}
+
+/** What a judge gets to score one trace. */
+export interface JudgeContext extends HookContext {
+  /** The judge's resolved config (client fields, model, weight, own keys). */
+  judge: Record<string, unknown>;
+  /** Sends one chat completion to the judge model; the framework records it. */
+  complete(
+    messages: Message[],
+    options?: { responseFormat?: unknown; parse?: (text: string) => unknown },
+  ): Promise<JudgeCompletion>;
+}
+
+/** A scorer that runs after the task's own rewards. */
+export interface JudgePlugin extends PluginBase<"judge"> {
+  /** Scores the trace: one number (the reward) or several keyed numbers. */
+  score(ctx: JudgeContext): Promise<ScoreValue>;
+}
+
+/** Options given to a runtime factory. */
+export interface RuntimeCreateOptions {
+  /** A name for the instance (the trace id); providers may show it. */
+  name: string;
+}
+
+/** A runtime type: makes {@link Runtime} instances from its config. */
+export interface RuntimePlugin extends PluginBase<"runtime"> {
+  /** True when instances run on this machine. */
+  isLocal: boolean;
+  create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime;
+}
+
+/** Any plugin. */
+export type Plugin = TasksetPlugin | HarnessPlugin | JudgePlugin | RuntimePlugin;
+
+/** The plugin type of a kind. */
+export type PluginOf<K extends PluginKind> = K extends "taskset" ? TasksetPlugin
+  : K extends "harness" ? HarnessPlugin
+  : K extends "judge" ? JudgePlugin
+  : RuntimePlugin;
+
+type Spec<P> = Omit<P, "kind" | "abi">;
+
+/** Declares a taskset plugin. */
+export function defineTaskset(spec: Spec<TasksetPlugin>): TasksetPlugin {
+  return { ...spec, kind: "taskset", abi: 1 };
+}
+
+/** Declares a harness plugin. */
+export function defineHarness(spec: Spec<HarnessPlugin>): HarnessPlugin {
+  return { ...spec, kind: "harness", abi: 1 };
+}
+
+/** Declares a judge plugin. */
+export function defineJudge(spec: Spec<JudgePlugin>): JudgePlugin {
+  return { ...spec, kind: "judge", abi: 1 };
+}
+
+/** Declares a runtime plugin; its `id` is the `type` used in `[env.agent.runtime]`. */
+export function defineRuntime(spec: Spec<RuntimePlugin>): RuntimePlugin {
+  return { ...spec, kind: "runtime", abi: 1 };
+}
+
+/** Structural check: is `value` a plugin of any kind with a supported ABI? */
+export function isPlugin(value: unknown): value is Plugin {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as { kind?: unknown; abi?: unknown; id?: unknown };
+  return typeof v.kind === "string" && (PLUGIN_KINDS as readonly string[]).includes(v.kind) &&
+    v.abi === PLUGIN_ABI && typeof v.id === "string";
+}

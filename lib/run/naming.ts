@@ -1,0 +1,32 @@
+/**
+ * Run naming as Python `verifiers` v1: `<taskset>--<model, "/" -> "--">--<harness>--<8 hex>`,
+ * lowercased, with `<env.id>+` before the taskset when an env id is set.
+ *
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import type { EvalConfig } from "../config/eval_config.ts";
+import { normalizeId } from "../plugins/specifier.ts";
+
+/** A readable short form of a plugin id or specifier for names. */
+function shortId(id: string): string {
+  const base = normalizeId(id.replace(/\/mod\.[jt]s$/, "").replace(/\.[mc]?[jt]s$/, ""));
+  return base.replace(/[^a-z0-9._+-]+/g, "-") || "plugin";
+}
+
+/** The default run name for a config. */
+export function defaultRunName(config: EvalConfig, hex = randomBytes(4).toString("hex")): string {
+  const ts = shortId(config.env.taskset.id);
+  const env = config.env.id ? `${shortId(config.env.id)}+${ts}` : ts;
+  const model = (config.model ?? "no-model").replaceAll("/", "--");
+  const harness = shortId(config.env.agent.harness.id);
+  return `${env}--${model}--${harness}--${hex}`.toLowerCase();
+}
+
+/** Fills `run.name` and `run.dir` when unset (in place) and returns the run directory path. */
+export function resolveRunDir(config: EvalConfig, cwd: string): string {
+  config.run.name ??= defaultRunName(config);
+  config.run.dir ??= config.run.name;
+  return resolve(cwd, config.output_dir, config.run.dir);
+}

@@ -1,0 +1,89 @@
+/**
+ * The runtime contract: where a rollout's commands execute. Implemented by the
+ * `local` runtime (subprocesses on this machine) and by remote sandboxes.
+ *
+ * @module
+ */
+
+/** What a finished command returned. */
+export interface ProgramResult {
+  /** Exit code; 128+signal when killed by a signal; 124 when killed by the timeout. */
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@link Runtime.run}. */
+export interface RunOptions {
+  /** Extra environment variables for this command (on top of the runtime's own). */
+  env?: Record<string, string>;
+  /** Working directory, relative to the runtime's workdir or absolute. @default the workdir */
+  cwd?: string;
+  /** Kill the command (its whole process group) after this long. @default no limit */
+  timeoutMs?: number;
+  /** Cancels the command (kills its process group). */
+  signal?: AbortSignal;
+  /** Bytes written to the command's stdin, then closed. @default none (stdin closed) */
+  stdin?: string | Uint8Array;
+}
+
+/** Options of {@link Runtime.read}. */
+export interface ReadOptions {
+  /** Refuse (throw) when the file is larger than this. @default no limit */
+  maxBytes?: number;
+}
+
+/** Identity of a runtime instance as recorded in a trace. */
+export interface RuntimeInfo {
+  /** The runtime type (`local`, `prime`, `modal`). */
+  type: string;
+  /** Provider id of the sandbox (or the local workdir), null before start. */
+  id: string | null;
+}
+
+/**
+ * One execution environment for one rollout. `stop()` is best effort and never throws;
+ * `stopConfirmed()` frees the resource or throws. Both are idempotent.
+ */
+export interface Runtime {
+  readonly info: RuntimeInfo;
+  /** True once a stop has been confirmed (reset by a later `start()`). */
+  readonly stopped: boolean;
+  /** True for runtimes on this machine (no lifetime cap). */
+  readonly isLocal: boolean;
+  /** Hard lifetime in seconds (remote runtimes only), else null. */
+  readonly timeoutS: number | null;
+  /** Absolute path of the working directory inside the runtime. */
+  readonly workdir: string;
+  /** Provisions the runtime. */
+  start(options?: { signal?: AbortSignal }): Promise<void>;
+  /** Runs `argv` (no shell) and waits for it. Never throws for a non-zero exit. */
+  run(argv: string[], options?: RunOptions): Promise<ProgramResult>;
+  /** Writes a file (parents created); relative paths are under the workdir. */
+  write(path: string, data: string | Uint8Array): Promise<void>;
+  /** Reads a file; relative paths are under the workdir. */
+  read(path: string, options?: ReadOptions): Promise<Uint8Array>;
+  /** True while the runtime can run commands. */
+  alive(): Promise<boolean>;
+  /** Best-effort teardown; never throws; idempotent. */
+  stop(): Promise<void>;
+  /** Teardown that either frees the resource or throws; idempotent once confirmed. */
+  stopConfirmed(): Promise<void>;
+}
+
+/** Exit code a command gets when the runtime killed it for its timeout (as `timeout(1)`). */
+export const TIMEOUT_EXIT_CODE = 124;
+
+/**
+ * Caps a harness timeout to a remote runtime's lifetime: `Math.trunc(runtime timeout)`.
+ * Local runtimes are uncapped. Returns the effective seconds and whether it was capped.
+ */
+export function capHarnessTimeout(
+  harnessTimeoutS: number | null,
+  runtime: Pick<Runtime, "isLocal" | "timeoutS">,
+): { timeoutS: number | null; capped: boolean } {
+  if (runtime.isLocal || runtime.timeoutS === null) return { timeoutS: harnessTimeoutS, capped: false };
+  const cap = Math.trunc(runtime.timeoutS);
+  if (harnessTimeoutS === null || harnessTimeoutS > cap) return { timeoutS: cap, capped: true };
+  return { timeoutS: harnessTimeoutS, capped: false };
+}

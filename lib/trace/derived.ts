@@ -1,0 +1,50 @@
+/**
+ * Values derived from a trace and never serialized: branches, the last conversation,
+ * the last reply, turn count, reward.
+ *
+ * @module
+ */
+import type { Message, MessageNode, Trace } from "./types.ts";
+
+/** Root-to-leaf paths of the message graph (leaves in node order). */
+export function branches(nodes: MessageNode[]): number[][] {
+  const hasChild = new Set<number>();
+  for (const n of nodes) if (n.parent !== null) hasChild.add(n.parent);
+  const out: number[][] = [];
+  for (let i = 0; i < nodes.length; i++) {
+    if (hasChild.has(i)) continue;
+    const path: number[] = [];
+    for (let j: number | null = i; j !== null; j = nodes[j].parent) path.push(j);
+    out.push(path.reverse());
+  }
+  return out;
+}
+
+/** The messages of the last branch (the conversation as it ended). */
+export function lastMessages(trace: Pick<Trace, "nodes">): Message[] {
+  const all = branches(trace.nodes);
+  const last = all[all.length - 1];
+  return last ? last.map((i) => trace.nodes[i].message) : [];
+}
+
+/** Text of the last assistant message of the last branch ("" when none). */
+export function lastReply(trace: Pick<Trace, "nodes">): string {
+  const msgs = lastMessages(trace);
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i];
+    if (m.role === "assistant") return typeof m.content === "string" ? m.content : "";
+  }
+  return "";
+}
+
+/** Number of model turns: sampled nodes. */
+export function numTurns(trace: Pick<Trace, "nodes">): number {
+  return trace.nodes.filter((n) => n.sampled).length;
+}
+
+/** `Σ score × weight` over non-null rewards (no normalisation). */
+export function traceReward(trace: Pick<Trace, "rewards">): number {
+  let sum = 0;
+  for (const r of Object.values(trace.rewards)) if (r) sum += r.score * r.weight;
+  return sum;
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the single-file binary with `bun build --compile` (works offline) and runs it
+# outside the source tree: --version, plugins list, a --dry-run and (once the engine
+# exists) the demo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=$(mktemp -d)
+node_modules/.bin/bun build --compile --outfile "$out/vf" cli.ts >/dev/null
+cp examples/quickstart.toml "$out/"
+cd "$out"
+./vf --version | grep -q "^vf "
+./vf plugins list | grep -q "^taskset  *shell-basics"
+./vf eval @ quickstart.toml --model oracle --dry-run -o "$out/runs" >/dev/null 2>&1
+test -s "$(ls "$out"/runs/*/configs/eval.json | head -1)"
+set +e
+./vf eval @ quickstart.toml --env.agent.max-turns nope --dry-run >/dev/null 2>&1
+code=$?
+set -e
+[ "$code" = 2 ] || { echo "expected exit 2 for a bad flag, got $code"; exit 1; }
+echo "binary smoke test ok ($(du -h vf | cut -f1), $out)"
+rm -rf "$out"
+cd "$root"
