@@ -1,0 +1,290 @@
+/**
+ * The `local` runtime: commands run as subprocesses on this machine, each rollout in a
+ * fresh temporary working directory. Not a sandbox — use it for trusted tasks and for
+ * debugging. Host variables whose name contains `API_KEY` are never passed on.
+ *
+ * @module
+ */
+import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { z } from "zod";
+import { ConfigError, SandboxError } from "../../../lib/errors.ts";
+import { getAllEnv } from "../../../lib/_runtime/env.ts";
+import { spawnProgram } from "../../../lib/_runtime/spawn.ts";
+import { defineRuntime } from "../../../lib/plugins/contract.ts";
+import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
+import type {
+  ProgramResult,
+  ReadOptions,
+  RunOptions,
+  Runtime,
+  RuntimeInfo,
+} from "../../../lib/runtime/runtime.ts";
+
+/** Config keys of the `local` runtime. */
+export const LocalRuntimeConfig = z.object({
+  workdir_root: z.string().nullable().default(null).describe(
+    "Directory in which each rollout's working directory is created; null = the OS temp directory",
+  ),
+  keep_workdir: z.boolean().default(false).describe(
+    "Keep the working directory after the runtime stops (for debugging)",
+  ),
+  env: z.record(z.string(), z.string()).default({}).describe(
+    "Extra environment variables for every command (on top of the host environment)",
+  ),
+});
+
+/** The resolved config of the `local` runtime. */
+export type LocalRuntimeConfig = z.infer<typeof LocalRuntimeConfig>;
+
+/** True for host variables never passed to commands: names containing `API_KEY`, any case. */
+export function isHiddenHostVariable(name: string): boolean {
+  return name.toUpperCase().includes("API_KEY");
+}
+
+const RESTART_HINT = "Call start() first, or make a new runtime";
+
+/** A {@link Runtime} whose commands are subprocesses of this process. */
+export class LocalRuntime implements Runtime {
+  readonly isLocal = true;
+  readonly timeoutS = null;
+  readonly #config: LocalRuntimeConfig;
+  readonly #name: string;
+  #workdir: string | null = null;
+  /** A workdir whose removal is still owed (set at start, cleared once removed or kept). */
+  #pendingRemoval: string | null = null;
+  #started = false;
+  #stopped = false;
+  /** Abort controllers of the commands in flight; stopping aborts them. */
+  readonly #inflight = new Map<AbortController, Promise<unknown>>();
+
+  constructor(config: LocalRuntimeConfig, name: string) {
+    this.#config = config;
+    this.#name = name;
+  }
+
+  /** `{type: "local", id: <workdir path>}`; id is null before the first start. */
+  get info(): RuntimeInfo {
+    return { type: "local", id: this.#workdir };
+  }
+
+  /** True once stopped (reset by a later `start()`). */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Absolute path of the current (or last) working directory. */
+  get workdir(): string {
+    if (this.#workdir === null) {
+      throw new SandboxError("Cannot get the workdir: runtime is not started", {
+        hint: RESTART_HINT,
+      });
+    }
+    return this.#workdir;
+  }
+
+  /** Makes a fresh working directory `vf-<name>-XXXXXX`. */
+  async start(options: { signal?: AbortSignal } = {}): Promise<void> {
+    if (this.#started && !this.#stopped) {
+      throw new SandboxError("Cannot start the local runtime: it is already started", {
+        hint: "Stop it before starting it again",
+      });
+    }
+    if (options.signal?.aborted) {
+      throw new SandboxError("Cannot start the local runtime: the start was cancelled", {
+        cause: options.signal.reason,
+      });
+    }
+    if (this.#pendingRemoval !== null) await this.#removeWorkdir().catch(() => {});
+    const root = resolve(this.#config.workdir_root ?? tmpdir());
+    let dir: string;
+    try {
+      await mkdir(root, { recursive: true });
+      dir = await realpath(await mkdtemp(join(root, `vf-${safeName(this.#name)}-`)));
+    } catch (e) {
+      throw new SandboxError(`local sandbox provisioning failed: ${describe(e)}`, {
+        hint: `Check that "${root}" is a writable directory (runtime key workdir_root)`,
+        cause: e,
+      });
+    }
+    this.#workdir = dir;
+    this.#pendingRemoval = this.#config.keep_workdir ? null : dir;
+    this.#started = true;
+    this.#stopped = false;
+  }
+
+  /** Runs `argv` in the workdir (or `cwd`); never throws for a failing command. */
+  async run(argv: string[], options: RunOptions = {}): Promise<ProgramResult> {
+    const workdir = this.#live(`run "${argv[0] ?? ""}"`);
+    if (argv.length === 0 || argv[0] === "") {
+      throw new SandboxError("Cannot run a command: argv is empty", {
+        hint: 'Pass the program and its arguments, e.g. ["bash", "-lc", "ls"]',
+      });
+    }
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(getAllEnv())) if (!isHiddenHostVariable(k)) env[k] = v;
+    Object.assign(env, this.#config.env, options.env);
+
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) controller.abort(options.signal.reason);
+    else options.signal?.addEventListener("abort", forward, { once: true });
+    const running = spawnProgram(argv, {
+      cwd: options.cwd === undefined ? workdir : resolve(workdir, options.cwd),
+      env,
+      timeoutMs: options.timeoutMs,
+      signal: controller.signal,
+      stdin: options.stdin,
+    });
+    this.#inflight.set(controller, running);
+    try {
+      const { exitCode, stdout, stderr } = await running;
+      return { exitCode, stdout, stderr };
+    } finally {
+      this.#inflight.delete(controller);
+      options.signal?.removeEventListener("abort", forward);
+    }
+  }
+
+  /** Writes a file (parents created); relative paths are under the workdir. */
+  async write(path: string, data: string | Uint8Array): Promise<void> {
+    const target = resolve(this.#live(`write "${path}"`), path);
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, data);
+    } catch (e) {
+      throw new SandboxError(`Cannot write "${path}": ${describe(e)}`, {
+        hint: "Check that the path is a file path the runtime's user may write",
+        cause: e,
+      });
+    }
+  }
+
+  /** Reads a file; relative paths are under the workdir. Refuses files over `maxBytes`. */
+  async read(path: string, options: ReadOptions = {}): Promise<Uint8Array> {
+    const target = resolve(this.#live(`read "${path}"`), path);
+    const max = options.maxBytes;
+    let handle;
+    try {
+      handle = await open(target, "r");
+    } catch (e) {
+      const missing = (e as { code?: string }).code === "ENOENT";
+      throw new SandboxError(
+        missing ? `Cannot read "${path}": no such file` : `Cannot read "${path}": ${describe(e)}`,
+        { hint: missing ? `Looked for "${target}"` : undefined, cause: e },
+      );
+    }
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        throw new SandboxError(`Cannot read "${path}": not a regular file`, {
+          hint: `"${target}" is a directory or a special file`,
+        });
+      }
+      if (max !== undefined && info.size > max) throw tooLarge(path, info.size, max);
+      const bytes = await handle.readFile();
+      if (max !== undefined && bytes.byteLength > max) throw tooLarge(path, bytes.byteLength, max);
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    } catch (e) {
+      if (e instanceof SandboxError) throw e;
+      throw new SandboxError(`Cannot read "${path}": ${describe(e)}`, { cause: e });
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  /** True while started, not stopped, and the workdir exists. */
+  async alive(): Promise<boolean> {
+    if (!this.#started || this.#stopped || this.#workdir === null) return false;
+    try {
+      return (await stat(this.#workdir)).isDirectory();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Kills commands in flight and removes the workdir; best effort, never throws. */
+  async stop(): Promise<void> {
+    try {
+      await this.#teardown();
+    } catch {
+      // best effort: stopConfirmed() reports what stop() swallows
+    }
+  }
+
+  /** Like {@link stop}, but throws a SandboxError when the workdir cannot be removed. */
+  async stopConfirmed(): Promise<void> {
+    await this.#teardown();
+  }
+
+  async #teardown(): Promise<void> {
+    this.#stopped = true;
+    const running = [...this.#inflight.entries()];
+    for (const [controller] of running) controller.abort();
+    await Promise.allSettled(running.map(([, p]) => p));
+    if (this.#pendingRemoval !== null) await this.#removeWorkdir();
+  }
+
+  async #removeWorkdir(): Promise<void> {
+    const dir = this.#pendingRemoval;
+    if (dir === null) return;
+    try {
+      await rm(dir, { recursive: true, force: true, maxRetries: 2 });
+    } catch (e) {
+      throw new SandboxError(`Cannot remove the local workdir "${dir}": ${describe(e)}`, {
+        hint: "Remove it by hand; check its permissions",
+        cause: e,
+      });
+    }
+    this.#pendingRemoval = null;
+  }
+
+  /** The workdir when the runtime can be used, else a SandboxError naming `action`. */
+  #live(action: string): string {
+    if (this.#stopped) {
+      throw new SandboxError(`Cannot ${action}: runtime is stopped`, { hint: RESTART_HINT });
+    }
+    if (!this.#started || this.#workdir === null) {
+      throw new SandboxError(`Cannot ${action}: runtime is not started`, { hint: RESTART_HINT });
+    }
+    return this.#workdir;
+  }
+}
+
+function tooLarge(path: string, size: number, max: number): SandboxError {
+  return new SandboxError(
+    `Cannot read "${path}": the file has ${size} bytes, more than the limit of ${max} bytes`,
+    { hint: "Raise maxBytes or read a smaller file" },
+  );
+}
+
+/** A runtime name made safe for a directory name. */
+function safeName(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 64);
+  return cleaned === "" ? "runtime" : cleaned;
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The `local` runtime plugin. */
+export default defineRuntime({
+  id: "local",
+  description: "Runs commands as subprocesses on this machine, in a fresh temporary directory",
+  isLocal: true,
+  config: LocalRuntimeConfig,
+  create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime {
+    const parsed = LocalRuntimeConfig.safeParse(config);
+    if (!parsed.success) {
+      throw new ConfigError(
+        parsed.error.issues.map((i) =>
+          `runtime "local": ${i.path.join(".") || "(config)"}: ${i.message}`
+        ),
+        { hint: "Keys: workdir_root (path or null), keep_workdir (bool), env (table of strings)" },
+      );
+    }
+    return new LocalRuntime(parsed.data, options.name);
+  },
+});

@@ -1,0 +1,312 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import process from "node:process";
+import local, { isHiddenHostVariable } from "../plugins/runtimes/local/mod.ts";
+import { ConfigError, SandboxError } from "../lib/errors.ts";
+import type { Runtime } from "../lib/runtime/runtime.ts";
+import { TIMEOUT_EXIT_CODE } from "../lib/runtime/runtime.ts";
+import { spawnProgram } from "../lib/_runtime/spawn.ts";
+import { getAllEnv } from "../lib/_runtime/env.ts";
+import { execPath } from "../lib/_runtime/is_compiled.ts";
+import { runtimeName } from "../lib/_runtime/runtime_name.ts";
+import { runtimeConformance } from "./conformance/runtime_conformance.ts";
+
+runtimeConformance("local runtime", () => local.create({}, { name: "conformance" }));
+
+const made: Runtime[] = [];
+const scratch: string[] = [];
+function makeLocal(config: Record<string, unknown> = {}, name = "test"): Runtime {
+  const rt = local.create(config, { name });
+  made.push(rt);
+  return rt;
+}
+async function scratchDir(): Promise<string> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), "vf-local-test-")));
+  scratch.push(dir);
+  return dir;
+}
+const hostEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+
+after(async () => {
+  for (const rt of made) await rt.stop();
+  for (const dir of scratch) await rm(dir, { recursive: true, force: true });
+});
+
+describe("local runtime plugin", () => {
+  it("is a local runtime plugin with documented defaults", () => {
+    assert.equal(local.kind, "runtime");
+    assert.equal(local.id, "local");
+    assert.equal(local.isLocal, true);
+    assert.deepEqual(local.config.parse({}), { workdir_root: null, keep_workdir: false, env: {} });
+    for (const key of ["workdir_root", "keep_workdir", "env"]) {
+      const description = local.config.shape[key]?.description;
+      assert.ok(description && description.length > 10, `${key} has no description`);
+    }
+  });
+
+  it("create() rejects a bad config with a ConfigError naming the key", () => {
+    assert.throws(
+      () => local.create({ keep_workdir: "yes" }, { name: "x" }),
+      (e: unknown) => e instanceof ConfigError && /keep_workdir/.test(e.message),
+    );
+    assert.throws(
+      () => local.create({ env: { A: 1 } }, { name: "x" }),
+      (e: unknown) => e instanceof ConfigError && /env\.A/.test(e.message),
+    );
+  });
+});
+
+describe("local runtime", () => {
+  it("has no identity before start and refuses to run", async () => {
+    const rt = makeLocal();
+    assert.deepEqual(rt.info, { type: "local", id: null });
+    assert.equal(rt.isLocal, true);
+    assert.equal(rt.timeoutS, null);
+    assert.equal(await rt.alive(), false);
+    assert.throws(() => rt.workdir, SandboxError);
+    await assert.rejects(rt.run(["true"]), /Cannot run "true": runtime is not started/);
+    await assert.rejects(rt.write("a.txt", "x"), /Cannot write "a.txt": runtime is not started/);
+  });
+
+  it("start() makes vf-<name>-* in the OS temp dir; info.id is the workdir; stop removes it", async () => {
+    const rt = makeLocal({}, "trace/42 x");
+    await rt.start();
+    const dir = rt.workdir;
+    assert.equal(dirname(dir), await realpath(tmpdir()));
+    assert.match(basename(dir), /^vf-trace_42_x-/);
+    assert.deepEqual(rt.info, { type: "local", id: dir });
+    assert.equal((await rt.run(["pwd"])).stdout, `${dir}\n`);
+    await rt.stop();
+    assert.equal(existsSync(dir), false);
+    assert.equal(rt.info.id, dir, "the id is kept after stop");
+  });
+
+  it("start() refuses a second start while running", async () => {
+    const rt = makeLocal();
+    await rt.start();
+    await assert.rejects(rt.start(), /already started/);
+  });
+
+  it("workdir_root holds the workdirs (created when missing); restart gives a new one", async () => {
+    const root = join(await scratchDir(), "nested", "root");
+    const rt = makeLocal({ workdir_root: root });
+    await rt.start();
+    const first = rt.workdir;
+    assert.equal(dirname(first), root);
+    await rt.stopConfirmed();
+    assert.equal(existsSync(first), false);
+    await rt.start();
+    assert.notEqual(rt.workdir, first);
+    assert.equal(dirname(rt.workdir), root);
+    await rt.stopConfirmed();
+  });
+
+  it("start() fails with a SandboxError when workdir_root cannot be used", async () => {
+    const file = join(await scratchDir(), "a-file");
+    await writeFile(file, "not a directory");
+    const rt = makeLocal({ workdir_root: file });
+    await rejectsWith(rt.start(), /local sandbox provisioning failed/);
+  });
+
+  it("keep_workdir keeps the workdir after stop", async () => {
+    const root = await scratchDir();
+    const rt = makeLocal({ workdir_root: root, keep_workdir: true });
+    await rt.start();
+    await rt.write("kept.txt", "still here");
+    await rt.stopConfirmed();
+    assert.equal(rt.stopped, true);
+    assert.equal(existsSync(join(rt.workdir, "kept.txt")), true);
+  });
+
+  it("hides host variables whose name contains API_KEY (any case), passes the others", async () => {
+    const names = ["OPENAI_API_KEY", "my_api_key_x", "Api_Key", "VF_TEST_VISIBLE"];
+    for (const n of names) process.env[n] = `value-of-${n}`;
+    try {
+      const rt = makeLocal();
+      await rt.start();
+      const r = await rt.run(["env"]);
+      const seen = new Set(r.stdout.split("\n").map((l) => l.split("=")[0]));
+      assert.equal(seen.has("VF_TEST_VISIBLE"), true);
+      assert.equal(seen.has("PATH"), true);
+      for (const n of ["OPENAI_API_KEY", "my_api_key_x", "Api_Key"]) {
+        assert.equal(seen.has(n), false, `${n} leaked`);
+      }
+      assert.equal(r.stdout.includes("value-of-OPENAI_API_KEY"), false);
+      // Explicit env (e.g. the per-rollout secret a harness passes) is not filtered.
+      const explicit = await rt.run(["bash", "-c", 'printf %s "$OPENAI_API_KEY"'], {
+        env: { OPENAI_API_KEY: "rollout-secret" },
+      });
+      assert.equal(explicit.stdout, "rollout-secret");
+    } finally {
+      for (const n of names) delete process.env[n];
+    }
+    assert.equal(isHiddenHostVariable("X_API_KEYS"), true);
+    assert.equal(isHiddenHostVariable("APIKEY"), false);
+  });
+
+  it("config env applies to every command; the call's env overrides it", async () => {
+    const rt = makeLocal({ env: { VF_A: "config", VF_B: "config" } });
+    await rt.start();
+    const cmd = ["bash", "-c", 'printf "%s|%s" "$VF_A" "$VF_B"'];
+    assert.equal((await rt.run(cmd)).stdout, "config|config");
+    assert.equal((await rt.run(cmd, { env: { VF_B: "call" } })).stdout, "config|call");
+  });
+
+  it("run(): missing program -> 127, killed by a signal -> 128+N, abort -> 137", async () => {
+    const rt = makeLocal();
+    await rt.start();
+    const missing = await rt.run(["vf-no-such-program-xyz", "arg"]);
+    assert.equal(missing.exitCode, 127);
+    assert.match(missing.stderr, /vf-no-such-program-xyz.*command not found/);
+    const missingCwd = await rt.run(["true"], { cwd: "no/such/dir" });
+    assert.equal(missingCwd.exitCode, 127);
+    assert.match(missingCwd.stderr, /no\/such\/dir" does not exist/);
+    assert.equal((await rt.run(["bash", "-c", "kill -TERM $$"])).exitCode, 128 + 15);
+    const ac = new AbortController();
+    const running = rt.run(["bash", "-c", "touch go; sleep 30"], { signal: ac.signal });
+    await waitFor(() => existsSync(join(rt.workdir, "go")));
+    ac.abort();
+    assert.equal((await running).exitCode, 128 + 9);
+    await assert.rejects(rt.run([]), SandboxError);
+  });
+
+  it("run(): a timed-out command keeps the output it wrote before the kill", async () => {
+    const rt = makeLocal();
+    await rt.start();
+    const r = await rt.run(["bash", "-c", "echo before; echo err >&2; sleep 30"], {
+      timeoutMs: 300,
+    });
+    assert.deepEqual(r, { exitCode: TIMEOUT_EXIT_CODE, stdout: "before\n", stderr: "err\n" });
+  });
+
+  it("stop() kills commands in flight, then removes the workdir", async () => {
+    const rt = makeLocal();
+    await rt.start();
+    const dir = rt.workdir;
+    const running = rt.run(["bash", "-c", "touch go; sleep 30 & wait"]);
+    await waitFor(() => existsSync(join(dir, "go")));
+    await rt.stop();
+    assert.equal((await running).exitCode, 128 + 9);
+    assert.equal(existsSync(dir), false);
+  });
+
+  it("stopConfirmed() throws when the workdir cannot be removed; stop() does not", async () => {
+    const rt = makeLocal();
+    await rt.start();
+    await rt.write("locked/f.txt", "x");
+    const locked = join(rt.workdir, "locked");
+    const asRoot = process.getuid?.() === 0;
+    const lock = asRoot ? ["chattr", "+i", join(locked, "f.txt")] : ["chmod", "555", locked];
+    const unlock = asRoot ? ["chattr", "-i", join(locked, "f.txt")] : ["chmod", "755", locked];
+    const locking = await spawnProgram(lock, { cwd: rt.workdir, env: hostEnv });
+    assert.equal(locking.exitCode, 0, `cannot lock a file for this test: ${locking.stderr}`);
+    try {
+      await rt.stop();
+      assert.equal(rt.stopped, true);
+      await rejectsWith(rt.stopConfirmed(), /Cannot remove the local workdir/);
+    } finally {
+      await spawnProgram(unlock, { cwd: rt.workdir, env: hostEnv });
+    }
+    await rt.stopConfirmed();
+    assert.equal(existsSync(rt.workdir), false);
+    await rt.stopConfirmed();
+  });
+
+  it("read() of a directory fails with a SandboxError", async () => {
+    const rt = makeLocal();
+    await rt.start();
+    await rt.write("d/f.txt", "x");
+    await rejectsWith(rt.read("d"), /Cannot read "d": not a regular file/);
+  });
+});
+
+describe("spawnProgram", () => {
+  it("gives the child exactly the env it is given", async () => {
+    const r = await spawnProgram(["env"], { cwd: tmpdir(), env: { ...hostEnv, ONLY_ME: "1" } });
+    const names = r.stdout.trim().split("\n").map((l) => l.split("=")[0]).sort();
+    assert.deepEqual(names, ["ONLY_ME", "PATH"]);
+  });
+
+  it("reports a program that cannot be executed as 126", async () => {
+    const file = join(await scratchDir(), "not-executable");
+    await writeFile(file, "#!/bin/sh\necho hi\n", { mode: 0o644 });
+    const r = await spawnProgram([file], { cwd: tmpdir(), env: hostEnv });
+    assert.equal(r.exitCode, 126);
+    assert.match(r.stderr, /not-executable/);
+  });
+
+  it("decodes UTF-8 characters split across chunks", async () => {
+    const r = await spawnProgram(
+      ["bash", "-c", "yes \u2713 | head -n 100000 | tr -d '\\n'"],
+      { cwd: tmpdir(), env: hostEnv },
+    );
+    assert.equal(r.stdout, "\u2713".repeat(100000));
+  });
+
+  it("keeps at most maxOutputBytes of each stream and says so", async () => {
+    const r = await spawnProgram(
+      ["bash", "-c", "head -c 100000 /dev/zero | tr '\\0' b; echo e >&2"],
+      { cwd: tmpdir(), env: hostEnv, maxOutputBytes: 10 },
+    );
+    assert.deepEqual(r, {
+      exitCode: 0,
+      stdout: "bbbbbbbbbb",
+      stderr: "e\n",
+      timedOut: false,
+      aborted: false,
+      truncated: true,
+    });
+  });
+
+  it("returns after a timeout even when an escaped descendant holds the output pipe", async () => {
+    const dir = await scratchDir();
+    const r = await spawnProgram(
+      ["bash", "-c", "setsid bash -c 'echo $$ > escaped.pid; exec sleep 30' & wait"],
+      { cwd: dir, env: hostEnv, timeoutMs: 300 },
+    );
+    assert.equal(r.exitCode, TIMEOUT_EXIT_CODE);
+    assert.equal(r.timedOut, true);
+    await spawnProgram(["bash", "-c", 'kill -9 "$(cat escaped.pid)"'], { cwd: dir, env: hostEnv });
+  });
+
+  it("leaves no timer or listener keeping the process alive", async () => {
+    const dir = await scratchDir();
+    const script = join(dir, "script.ts");
+    const spawnUrl = new URL("../lib/_runtime/spawn.ts", import.meta.url);
+    await writeFile(
+      script,
+      `import { spawnProgram } from ${JSON.stringify(spawnUrl.href)};
+const ac = new AbortController();
+const r = await spawnProgram(["echo", "ok"], { cwd: ${JSON.stringify(dir)}, env: {PATH: ${
+        JSON.stringify(hostEnv.PATH)
+      }}, timeoutMs: 600000, signal: ac.signal });
+console.log(r.stdout.trim());
+`,
+    );
+    const argv = runtimeName() === "deno"
+      ? [execPath(), "run", "-A", "--no-check", script]
+      : [execPath(), script];
+    // Were a timer of the child left armed, the script would outlive this 60 s limit.
+    const r = await spawnProgram(argv, { cwd: dir, env: getAllEnv(), timeoutMs: 60000 });
+    assert.equal(r.stdout, "ok\n", r.stderr);
+    assert.equal(r.exitCode, 0);
+  });
+});
+
+async function rejectsWith(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  await assert.rejects(promise, (e: unknown) => {
+    assert.ok(e instanceof SandboxError, `expected a SandboxError, got ${String(e)}`);
+    assert.match(e.message, pattern);
+    assert.ok(e.hint, "the error has a hint");
+    return true;
+  });
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(condition(), "condition never became true");
+}
