@@ -1,0 +1,240 @@
+/**
+ * The host-side agent loop shared by the `null` and `bash` harnesses. It speaks the OpenAI
+ * chat completions protocol to the rollout's interception endpoint, exactly as an agent
+ * program inside the runtime would: post the conversation, append the reply, run the
+ * reply's tool calls, append their results, repeat until a reply has no tool calls.
+ *
+ * Like an SDK-based program it retries 429/5xx and connection failures (sending
+ * `x-stainless-retry-count` and the identical body, so the interception server replays
+ * instead of sampling again), and it "exits" with code 1 when a call is finally refused.
+ *
+ * @module
+ */
+import type { ProgramResult } from "../runtime/runtime.ts";
+import type { Message } from "../trace/types.ts";
+import type { ChatToolSpec, HostTool } from "./tools.ts";
+
+/** A message in OpenAI chat completions shape (extra provider fields are kept). */
+export type ChatMessage = Record<string, unknown> & { role: string };
+
+/** A tool call in OpenAI chat completions shape. */
+export interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** Options of {@link runChatLoop}. */
+export interface ChatLoopOptions {
+  /** Endpoint base including `/v1`; the loop posts to `<endpoint>/chat/completions`. */
+  endpoint: string;
+  /** Bearer token for the endpoint. */
+  secret: string;
+  /** Model name sent with each request. */
+  model: string;
+  /** The initial conversation (trace shape). */
+  messages: Message[];
+  /** Tools the model may call; none means no `tools` key is sent. @default [] */
+  tools?: HostTool[];
+  /** Cancels the loop (in-flight request and tool command). */
+  signal: AbortSignal;
+  /** Run-log callback. */
+  log?: (message: string) => void;
+  /** Retries of a 429/5xx/connection failure, as the OpenAI SDKs do. @default 2 */
+  maxRetries?: number;
+  /** Delay before the first retry in ms; doubles per retry. @default 500 */
+  retryDelayMs?: number;
+}
+
+/** Longest error body kept in the result's stderr. */
+const MAX_ERROR_CHARS = 2000;
+
+/** Assistant reply fields never sent back (response-only in the OpenAI API). */
+const RESPONSE_ONLY_FIELDS = new Set(["refusal", "annotations", "audio", "function_call"]);
+
+/**
+ * Runs the chat loop to completion. Returns exit code 0 when a reply has no tool calls,
+ * 1 (status and error message in stderr) when the endpoint refuses a call or answers
+ * something that is not a chat completion. Throws only when `signal` aborts or a tool's
+ * runtime fails.
+ */
+export async function runChatLoop(options: ChatLoopOptions): Promise<ProgramResult> {
+  const tools = options.tools ?? [];
+  const byName = new Map(tools.map((t) => [t.spec.function.name, t]));
+  const specs: ChatToolSpec[] = tools.map((t) => t.spec);
+  const messages: ChatMessage[] = toChatMessages(options.messages);
+  const url = options.endpoint.replace(/\/+$/, "") + "/chat/completions";
+
+  for (;;) {
+    options.signal.throwIfAborted();
+    const body: Record<string, unknown> = { model: options.model, messages };
+    if (specs.length > 0) body.tools = specs;
+    const reply = await postChat(url, JSON.stringify(body), options);
+    if (!reply.ok) return { exitCode: 1, stdout: "", stderr: reply.error };
+
+    const message = reply.message;
+    messages.push(message);
+    const calls = Array.isArray(message.tool_calls) ? message.tool_calls as unknown[] : [];
+    if (calls.length === 0) {
+      const content = typeof message.content === "string" ? message.content : "";
+      return { exitCode: 0, stdout: content, stderr: "" };
+    }
+    for (const call of calls) {
+      options.signal.throwIfAborted();
+      const { id, content } = await runToolCall(call, byName, options.signal);
+      messages.push({ role: "tool", tool_call_id: id, content });
+    }
+  }
+}
+
+/** Converts trace-shaped messages to OpenAI chat completions shape. */
+export function toChatMessages(messages: Message[]): ChatMessage[] {
+  return messages.map((m): ChatMessage => {
+    switch (m.role) {
+      case "assistant": {
+        const out: ChatMessage = { role: "assistant", content: m.content ?? null };
+        if (m.tool_calls && m.tool_calls.length > 0) {
+          out.tool_calls = m.tool_calls.map((c): ChatToolCall => ({
+            id: c.id,
+            type: "function",
+            function: { name: c.name, arguments: c.arguments },
+          }));
+        }
+        if (typeof m.reasoning_content === "string") out.reasoning_content = m.reasoning_content;
+        return out;
+      }
+      case "tool":
+        return { role: "tool", tool_call_id: m.tool_call_id, content: m.content };
+      default:
+        return { role: m.role, content: m.content };
+    }
+  });
+}
+
+type PostResult = { ok: true; message: ChatMessage } | { ok: false; error: string };
+
+/** One chat completion with SDK-style retries; never throws except on abort. */
+async function postChat(url: string, body: string, options: ChatLoopOptions): Promise<PostResult> {
+  const maxRetries = options.maxRetries ?? 2;
+  const baseDelay = options.retryDelayMs ?? 500;
+  for (let attempt = 0;; attempt++) {
+    let status = 0;
+    let detail: string;
+    let retryAfterMs: number | null = null;
+    try {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "authorization": `Bearer ${options.secret}`,
+          "x-stainless-retry-count": String(attempt),
+        },
+        body,
+        signal: options.signal,
+      });
+      const text = await res.text();
+      if (res.ok) return parseCompletion(text);
+      status = res.status;
+      detail = errorMessage(text);
+      retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+    } catch (err) {
+      options.signal.throwIfAborted();
+      detail = `connection error: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    const retryable = status === 0 || status === 429 || status >= 500;
+    if (!retryable || attempt >= maxRetries) {
+      return { ok: false, error: status === 0 ? detail : `${status} ${detail}` };
+    }
+    const delay = retryAfterMs ?? baseDelay * 2 ** attempt;
+    options.log?.(
+      `chat completion failed (${status || "no response"}); retry ${attempt + 1}/${maxRetries}`,
+    );
+    await sleep(delay, options.signal);
+  }
+}
+
+/** Reads `choices[0].message` of a chat completion body. */
+function parseCompletion(text: string): PostResult {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { ok: false, error: `malformed response: not JSON: ${text.slice(0, 200)}` };
+  }
+  const choices = (data as { choices?: unknown })?.choices;
+  const message = Array.isArray(choices) ? (choices[0] as { message?: unknown })?.message : null;
+  if (typeof message !== "object" || message === null || Array.isArray(message)) {
+    return { ok: false, error: `malformed response: no choices[0].message: ${text.slice(0, 200)}` };
+  }
+  const out: ChatMessage = { role: "assistant", content: null };
+  for (const [key, value] of Object.entries(message)) {
+    if (key === "role" || value === null || value === undefined) continue;
+    if (RESPONSE_ONLY_FIELDS.has(key)) continue;
+    if (key === "tool_calls" && Array.isArray(value) && value.length === 0) continue;
+    out[key] = value;
+  }
+  return { ok: true, message: out };
+}
+
+/** Runs one tool call; bad calls become corrective text. */
+async function runToolCall(
+  call: unknown,
+  tools: Map<string, HostTool>,
+  signal: AbortSignal,
+): Promise<{ id: string; content: string }> {
+  const c = (call ?? {}) as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+  const id = typeof c.id === "string" ? c.id : "";
+  const name = typeof c.function?.name === "string" ? c.function.name : "";
+  const tool = tools.get(name);
+  if (!tool) {
+    const available = tools.size > 0 ? [...tools.keys()].join(", ") : "none";
+    return { id, content: `Error: unknown tool '${name}'. Available tools: ${available}.` };
+  }
+  const raw = c.function?.arguments;
+  let args: unknown;
+  try {
+    args = typeof raw === "string" ? JSON.parse(raw) : raw;
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return { id, content: `Error: the arguments of tool '${name}' are not valid JSON (${why}).` };
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return { id, content: `Error: the arguments of tool '${name}' must be a JSON object.` };
+  }
+  return { id, content: await tool.run(args as Record<string, unknown>, signal) };
+}
+
+/** The `error.message` of an OpenAI-shaped error body, else the (shortened) body. */
+function errorMessage(text: string): string {
+  try {
+    const data = JSON.parse(text) as { error?: { message?: unknown } | string };
+    const e = data?.error;
+    if (typeof e === "string") return e;
+    if (e && typeof e.message === "string") return e.message;
+  } catch {
+    // not JSON: fall through to the raw body
+  }
+  return text.length > MAX_ERROR_CHARS ? text.slice(0, MAX_ERROR_CHARS) : text;
+}
+
+/** `Retry-After` in ms when it is a sane number of seconds (0 < s <= 60), else null. */
+function parseRetryAfter(value: string | null): number | null {
+  if (value === null) return null;
+  const s = Number(value);
+  return Number.isFinite(s) && s > 0 && s <= 60 ? s * 1000 : null;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * The `bash` harness: a chat loop on the host whose `bash` (and optional `edit`) tool calls
+ * run in the rollout's runtime, so it needs nothing installed there but bash.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { defineHarness } from "../../../lib/plugins/contract.ts";
+import { runChatLoop } from "../../../lib/harness/chat_loop.ts";
+import {
+  bashSystemPrompt,
+  createBashTool,
+  createEditTool,
+  type HostTool,
+} from "../../../lib/harness/tools.ts";
+import { promptText } from "../../../lib/tasks/task_data.ts";
+import type { Message } from "../../../lib/trace/types.ts";
+
+const config = z.object({
+  command_timeout: z.number().positive().default(3600).describe(
+    "Seconds after which one bash tool command is killed.",
+  ),
+  edit: z.boolean().default(true).describe(
+    "Offer the edit tool (single-occurrence string replacement in a file).",
+  ),
+  max_output_bytes: z.number().int().positive().nullable().default(null).describe(
+    "Cap each bash tool output at this many bytes (null: no cap).",
+  ),
+});
+
+/** The `bash` harness plugin. */
+export default defineHarness({
+  id: "bash",
+  description: "Chat loop on the host with bash and edit tools executed in the runtime.",
+  config,
+  capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
+  launch(ctx) {
+    const cfg = config.parse(ctx.config);
+    const tools: HostTool[] = [
+      createBashTool(ctx.runtime, {
+        timeoutS: cfg.command_timeout,
+        maxOutputBytes: cfg.max_output_bytes,
+      }),
+    ];
+    if (cfg.edit) tools.push(createEditTool(ctx.runtime));
+    return runChatLoop({
+      endpoint: ctx.endpoint,
+      secret: ctx.secret,
+      model: ctx.model,
+      messages: withSystemPrompt(ctx.messages, cfg.edit),
+      tools,
+      signal: ctx.signal,
+      log: ctx.log,
+    });
+  },
+});
+
+/** Puts the harness's own sentences in front of the task system prompt (one system message). */
+function withSystemPrompt(messages: Message[], edit: boolean): Message[] {
+  const first = messages[0];
+  if (first?.role === "system") {
+    const task = typeof first.content === "string" ? first.content : promptText([first]);
+    return [{ role: "system", content: bashSystemPrompt({ edit }, task) }, ...messages.slice(1)];
+  }
+  return [{ role: "system", content: bashSystemPrompt({ edit }) }, ...messages];
+}

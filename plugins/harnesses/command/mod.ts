@@ -1,0 +1,85 @@
+/**
+ * The `command` harness: runs an agent program already present in the runtime (any
+ * OpenAI-compatible CLI or script). The program finds the interception endpoint, its key
+ * and the model name in environment variables (names configurable), the prompt text in
+ * `prompt_var`, the system prompt in `system_prompt_var`, and the whole initial
+ * conversation (OpenAI chat shape, JSON) in the file named by `VF_MESSAGES_FILE`.
+ *
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { defineHarness } from "../../../lib/plugins/contract.ts";
+import { toChatMessages } from "../../../lib/harness/chat_loop.ts";
+import { promptText } from "../../../lib/tasks/task_data.ts";
+
+/** Variable naming the file that holds the initial messages as JSON. */
+export const MESSAGES_FILE_VAR = "VF_MESSAGES_FILE";
+
+const varName = z.string().regex(
+  /^[A-Za-z_][A-Za-z0-9_]*$/,
+  "must be an environment variable name",
+);
+
+const config = z.object({
+  command: z.array(z.string()).min(1).describe(
+    'Program to run, as an argv list (no shell), e.g. ["my-agent", "--yes"]; ' +
+      'use ["bash", "-lc", "..."] for a shell line.',
+  ),
+  base_url_var: varName.default("OPENAI_BASE_URL").describe(
+    "Variable that receives the endpoint base URL (ends in /v1).",
+  ),
+  api_key_var: varName.default("OPENAI_API_KEY").describe(
+    "Variable that receives the per-rollout API key.",
+  ),
+  model_var: varName.default("OPENAI_MODEL").describe("Variable that receives the model name."),
+  prompt_var: varName.default("VF_PROMPT").describe(
+    "Variable that receives the prompt text (the user messages, blank-line separated).",
+  ),
+  system_prompt_var: varName.default("VF_SYSTEM_PROMPT").describe(
+    "Variable that receives the system prompt text (empty when there is none).",
+  ),
+  env: z.record(z.string(), z.string()).default({}).describe(
+    "Extra environment variables for the program (the variables above win).",
+  ),
+});
+
+/** The `command` harness plugin. */
+export default defineHarness({
+  id: "command",
+  description: "Runs an OpenAI-compatible agent program already installed in the runtime.",
+  config,
+  capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
+  async launch(ctx) {
+    const cfg = config.parse(ctx.config);
+    const messagesFile = `/tmp/vf-command-${randomUUID()}/messages.json`;
+    await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
+    const env: Record<string, string> = {
+      ...cfg.env,
+      [cfg.base_url_var]: ctx.endpoint,
+      [cfg.api_key_var]: ctx.secret,
+      [cfg.model_var]: ctx.model,
+      [cfg.prompt_var]: promptText(ctx.messages.filter((m) => m.role === "user")),
+      [cfg.system_prompt_var]: promptText(ctx.messages.filter((m) => m.role === "system")),
+      [MESSAGES_FILE_VAR]: messagesFile,
+    };
+    ctx.log(`command harness: running ${JSON.stringify(cfg.command)}`);
+    try {
+      return await ctx.runtime.run(cfg.command, { env, signal: ctx.signal });
+    } finally {
+      await removeQuietly(ctx.runtime, messagesFile);
+    }
+  },
+});
+
+/** Best-effort removal of the messages file and its folder; never throws. */
+async function removeQuietly(
+  runtime: { run(argv: string[]): Promise<unknown> },
+  file: string,
+): Promise<void> {
+  try {
+    await runtime.run(["rm", "-rf", file.slice(0, file.lastIndexOf("/"))]);
+  } catch {
+    // the runtime may be gone; the file is in a temp folder anyway
+  }
+}
