@@ -1,0 +1,363 @@
+/**
+ * The OpenAI chat completions dialect: wire shapes, conversion between chat messages and
+ * the trace's own {@link Message}, the model/sampling overrides, the recorded sampling
+ * whitelist, usage parsing, stream reassembly and the OpenAI error body.
+ *
+ * @module
+ */
+import type { ContentPart, Message, ToolCall, ToolSpec, Usage } from "../trace/types.ts";
+
+/** A tool call as the chat API sends it. */
+export interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** A chat message as the chat API sends it (unknown fields kept). */
+export interface ChatMessage {
+  role: string;
+  content?: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ChatToolCall[] | null;
+  tool_call_id?: string;
+  reasoning_content?: string | null;
+  [field: string]: unknown;
+}
+
+/** A chat completions request body (unknown fields kept). */
+export interface ChatRequestBody {
+  model?: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: Record<string, unknown> | null;
+  tools?: unknown[];
+  [field: string]: unknown;
+}
+
+/** Settings recorded in `ModelCall.sampling` when present in the body sent upstream. */
+export const CHAT_SAMPLING_KEYS: readonly string[] = [
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "max_completion_tokens",
+  "reasoning_effort",
+  "seed",
+  "stop",
+  "frequency_penalty",
+  "presence_penalty",
+  "n",
+];
+
+/** The chat endpoint path as recorded in `ModelCall.endpoint`. */
+export const CHAT_ENDPOINT = "/chat/completions";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+/**
+ * Applies the run's overrides to a program's body: the model always replaced, then every
+ * non-null sampling key (extras included) overlaid. Returns a new object.
+ */
+export function applyChatOverrides(
+  body: ChatRequestBody,
+  model: string,
+  sampling: Record<string, unknown>,
+): ChatRequestBody {
+  const out: ChatRequestBody = { ...body, model };
+  for (const [key, value] of Object.entries(sampling)) {
+    if (value !== null && value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * The settings to record for a call: whitelisted keys plus the run's own sampling keys,
+ * taken from the body actually sent upstream.
+ */
+export function recordedSampling(
+  sentBody: Record<string, unknown>,
+  runSampling: Record<string, unknown>,
+): Record<string, unknown> {
+  const keys = new Set([...CHAT_SAMPLING_KEYS, ...Object.keys(runSampling)]);
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (key in sentBody && sentBody[key] !== undefined) out[key] = sentBody[key];
+  }
+  return out;
+}
+
+/**
+ * Parses a chat `usage` object: prompt tokens exclude cached ones, cached and reasoning
+ * tokens come from the `*_details` objects. Null when there is no usage.
+ */
+export function parseChatUsage(raw: unknown): Usage | null {
+  if (!isRecord(raw)) return null;
+  const promptDetails = isRecord(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {};
+  const completionDetails = isRecord(raw.completion_tokens_details)
+    ? raw.completion_tokens_details
+    : {};
+  const cached = num(promptDetails.cached_tokens);
+  return {
+    prompt_tokens: Math.max(0, num(raw.prompt_tokens) - cached),
+    completion_tokens: num(raw.completion_tokens),
+    cached_input_tokens: cached,
+    reasoning_tokens: num(completionDetails.reasoning_tokens),
+    cost: null,
+  };
+}
+
+function contentText(content: unknown): string | null {
+  if (content === null || content === undefined) return null;
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (isRecord(p) && typeof p.text === "string" ? p.text : ""))
+      .join("");
+  }
+  return String(content);
+}
+
+function userContent(content: unknown): string | ContentPart[] {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content as ContentPart[];
+  return content === null || content === undefined ? "" : String(content);
+}
+
+function toolCallsFromChat(raw: unknown): ToolCall[] | null {
+  if (!Array.isArray(raw) || raw.length === 0) return null;
+  return raw.map((tc) => {
+    const fn = isRecord(tc) && isRecord(tc.function) ? tc.function : {};
+    const args = fn.arguments;
+    return {
+      id: isRecord(tc) ? str(tc.id) ?? "" : "",
+      name: str(fn.name) ?? "",
+      arguments: typeof args === "string" ? args : args === undefined ? "" : JSON.stringify(args),
+    };
+  });
+}
+
+/**
+ * Converts a chat message (request or response) into the trace's {@link Message}.
+ * `developer` maps to `system`; `reasoning` is accepted as `reasoning_content`.
+ */
+export function chatToMessage(raw: ChatMessage): Message {
+  switch (raw.role) {
+    case "system":
+    case "developer":
+      return { role: "system", content: userContent(raw.content) };
+    case "assistant": {
+      const msg: Message = { role: "assistant", content: contentText(raw.content) };
+      const reasoning = str(raw.reasoning_content) ?? str(raw.reasoning);
+      if (reasoning !== null) msg.reasoning_content = reasoning;
+      const calls = toolCallsFromChat(raw.tool_calls);
+      if (calls) msg.tool_calls = calls;
+      if (raw.provider_state !== undefined) msg.provider_state = raw.provider_state;
+      return msg;
+    }
+    case "tool":
+      return {
+        role: "tool",
+        tool_call_id: str(raw.tool_call_id) ?? "",
+        content: userContent(raw.content),
+        ...(typeof raw.name === "string" ? { name: raw.name } : {}),
+      };
+    default:
+      return { role: "user", content: userContent(raw.content) };
+  }
+}
+
+/** Converts a trace {@link Message} into a chat message a chat API accepts. */
+export function messageToChat(message: Message): ChatMessage {
+  switch (message.role) {
+    case "assistant": {
+      const out: ChatMessage = { role: "assistant", content: message.content };
+      if (message.reasoning_content) out.reasoning_content = message.reasoning_content;
+      if (message.tool_calls && message.tool_calls.length > 0) {
+        out.tool_calls = message.tool_calls.map((tc) => ({
+          id: tc.id,
+          type: "function",
+          function: { name: tc.name, arguments: tc.arguments },
+        }));
+      }
+      return out;
+    }
+    case "tool":
+      return {
+        role: "tool",
+        tool_call_id: message.tool_call_id,
+        content: message.content,
+        ...(message.name ? { name: message.name } : {}),
+      };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+/** The `tools` of a chat request as recorded on `trace.tools`. */
+export function toolSpecsFromChat(tools: unknown[]): ToolSpec[] {
+  const out: ToolSpec[] = [];
+  for (const tool of tools) {
+    if (!isRecord(tool)) continue;
+    const fn = isRecord(tool.function) ? tool.function : tool;
+    const name = str(fn.name);
+    if (name === null) continue;
+    out.push({
+      name,
+      description: str(fn.description),
+      parameters: isRecord(fn.parameters) ? fn.parameters : null,
+      strict: typeof fn.strict === "boolean" ? fn.strict : null,
+    });
+  }
+  return out;
+}
+
+/** The outcome of one chat completion, whether from a JSON body or reassembled deltas. */
+export interface ChatOutcome {
+  message: Message;
+  finishReason: string | null;
+  usage: Usage | null;
+}
+
+/** Reads the first choice of a non-streaming chat completion; null when there is none. */
+export function outcomeFromCompletion(json: unknown): ChatOutcome | null {
+  if (!isRecord(json) || !Array.isArray(json.choices) || json.choices.length === 0) return null;
+  const choice = json.choices[0];
+  if (!isRecord(choice) || !isRecord(choice.message)) return null;
+  return {
+    message: chatToMessage({ ...choice.message, role: "assistant" } as ChatMessage),
+    finishReason: str(choice.finish_reason),
+    usage: parseChatUsage(json.usage),
+  };
+}
+
+interface PartialToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Reassembles the first choice of a streamed chat completion from its chunks: content,
+ * reasoning, tool calls (arguments concatenated per index), finish reason and usage.
+ */
+export class ChatStreamAccumulator {
+  #content = "";
+  #reasoning = "";
+  #sawContent = false;
+  #sawReasoning = false;
+  #sawChoice = false;
+  #toolCalls = new Map<number, PartialToolCall>();
+  #finishReason: string | null = null;
+  #usage: Usage | null = null;
+
+  /** Adds one parsed `chat.completion.chunk`. */
+  add(chunk: unknown): void {
+    if (!isRecord(chunk)) return;
+    if (isRecord(chunk.usage)) this.#usage = parseChatUsage(chunk.usage);
+    if (!Array.isArray(chunk.choices)) return;
+    for (const choice of chunk.choices) {
+      if (!isRecord(choice) || num(choice.index) !== 0) continue;
+      this.#sawChoice = true;
+      const finish = str(choice.finish_reason);
+      if (finish !== null) this.#finishReason = finish;
+      const delta = isRecord(choice.delta) ? choice.delta : {};
+      const content = str(delta.content);
+      if (content !== null) {
+        this.#content += content;
+        this.#sawContent = true;
+      }
+      const reasoning = str(delta.reasoning_content) ?? str(delta.reasoning);
+      if (reasoning !== null) {
+        this.#reasoning += reasoning;
+        this.#sawReasoning = true;
+      }
+      if (Array.isArray(delta.tool_calls)) {
+        for (const tc of delta.tool_calls) this.#addToolCall(tc);
+      }
+    }
+  }
+
+  #addToolCall(tc: unknown): void {
+    if (!isRecord(tc)) return;
+    const index = typeof tc.index === "number" ? tc.index : this.#toolCalls.size;
+    let acc = this.#toolCalls.get(index);
+    if (!acc) {
+      acc = { id: "", name: "", arguments: "" };
+      this.#toolCalls.set(index, acc);
+    }
+    if (typeof tc.id === "string" && tc.id) acc.id = tc.id;
+    const fn = isRecord(tc.function) ? tc.function : {};
+    if (typeof fn.name === "string") acc.name += fn.name;
+    if (typeof fn.arguments === "string") acc.arguments += fn.arguments;
+  }
+
+  /** True once a chunk carried the first choice. */
+  get sawChoice(): boolean {
+    return this.#sawChoice;
+  }
+
+  /** The reassembled outcome. */
+  result(): ChatOutcome {
+    const message: Message = {
+      role: "assistant",
+      content: this.#sawContent ? this.#content : null,
+    };
+    if (this.#sawReasoning) message.reasoning_content = this.#reasoning;
+    if (this.#toolCalls.size > 0) {
+      message.tool_calls = [...this.#toolCalls.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([, tc]) => ({ id: tc.id, name: tc.name, arguments: tc.arguments }));
+    }
+    return { message, finishReason: this.#finishReason, usage: this.#usage };
+  }
+}
+
+/** True for a streamed chunk that carries only usage (`choices: []`). */
+export function isUsageOnlyChunk(chunk: unknown): boolean {
+  return isRecord(chunk) && Array.isArray(chunk.choices) && chunk.choices.length === 0 &&
+    isRecord(chunk.usage);
+}
+
+/** The OpenAI error body shape: `{error: {message, type, param, code}}`. */
+export function openAIErrorBody(
+  message: string,
+  type = "invalid_request_error",
+  code: string | null = null,
+): { error: { message: string; type: string; param: null; code: string | null } } {
+  return { error: { message, type, param: null, code } };
+}
+
+/** The error message of an OpenAI-shaped error body, else the text itself (trimmed). */
+export function errorMessageOf(text: string): string {
+  try {
+    const json: unknown = JSON.parse(text);
+    if (isRecord(json)) {
+      if (isRecord(json.error) && typeof json.error.message === "string") {
+        return json.error.message;
+      }
+      if (typeof json.error === "string") return json.error;
+      if (typeof json.message === "string") return json.message;
+    }
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return text.trim().slice(0, 1000);
+}
+
+const CONTEXT_LENGTH_RE =
+  /context[ _-]?length|maximum context|context window|prompt is too long|too many (input )?tokens/i;
+
+/** True when an upstream error says the prompt does not fit the model's context. */
+export function isContextLengthError(status: number, message: string): boolean {
+  return (status === 400 || status === 413 || status === 422) && CONTEXT_LENGTH_RE.test(message);
+}

@@ -1,0 +1,116 @@
+/**
+ * The message graph of a trace. Each request's messages are walked from the root,
+ * matching `(parent, messageHash)`; the unmatched tail becomes unsampled nodes and the
+ * model's response one sampled node. A divergent message forks a new branch.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { Message, MessageNode } from "../trace/types.ts";
+
+/** JSON with object keys sorted and no whitespace (a stable text for hashing). */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") {
+    return JSON.stringify(value === undefined ? null : value);
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+}
+
+/** Tool-call arguments as canonical JSON; invalid JSON is kept as its raw text. */
+function canonicalArguments(args: string): string {
+  try {
+    return canonicalJson(JSON.parse(args));
+  } catch {
+    return args;
+  }
+}
+
+const hashCache = new WeakMap<object, string>();
+
+/**
+ * A stable hash of a message: role, content (`null` ≡ `""`), reasoning, provider state,
+ * tool calls (arguments canonicalised) and tool_call_id. Never serialized.
+ */
+export function messageHash(message: Message): string {
+  const cached = hashCache.get(message);
+  if (cached !== undefined) return cached;
+  const m = message as Record<string, unknown>;
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls as Record<string, unknown>[] : [];
+  const key = {
+    role: m.role,
+    content: m.content ?? "",
+    reasoning: m.reasoning_content ?? "",
+    provider_state: m.provider_state ?? null,
+    tool_calls: calls.map((tc) => ({
+      id: tc.id ?? "",
+      name: tc.name ?? "",
+      arguments: canonicalArguments(typeof tc.arguments === "string" ? tc.arguments : ""),
+    })),
+    tool_call_id: m.tool_call_id ?? null,
+  };
+  const hash = createHash("sha256").update(canonicalJson(key)).digest("hex");
+  hashCache.set(message, hash);
+  return hash;
+}
+
+function nowSeconds(): number {
+  return (performance.timeOrigin + performance.now()) / 1000;
+}
+
+/**
+ * Adds a request's messages to the graph: matches them from the root and appends the
+ * unmatched tail as unsampled nodes. Returns the index of the node of the last message
+ * (null for an empty request).
+ */
+export function addMessages(
+  nodes: MessageNode[],
+  messages: Message[],
+  timestamp: number = nowSeconds(),
+): number | null {
+  // (parent, hash) -> the latest node with that key.
+  const index = new Map<string, number>();
+  nodes.forEach((n, i) => index.set(`${n.parent}|${messageHash(n.message)}`, i));
+  let parent: number | null = null;
+  let matching = true;
+  for (const message of messages) {
+    if (matching) {
+      const hit = index.get(`${parent}|${messageHash(message)}`);
+      if (hit !== undefined) {
+        parent = hit;
+        continue;
+      }
+      matching = false;
+    }
+    nodes.push({ parent, message, sampled: false, timestamp });
+    parent = nodes.length - 1;
+  }
+  return parent;
+}
+
+/** Appends the model's response as a sampled node under `parent`; returns its index. */
+export function addSampled(
+  nodes: MessageNode[],
+  parent: number | null,
+  message: Message,
+  timestamp: number = nowSeconds(),
+): number {
+  nodes.push({ parent, message, sampled: true, timestamp });
+  return nodes.length - 1;
+}
+
+/**
+ * Commits one exchange: the request's messages, then the response as a sampled node.
+ * Returns the sampled node's index.
+ */
+export function commitTurn(
+  nodes: MessageNode[],
+  request: Message[],
+  response: Message,
+  timestamp: number = nowSeconds(),
+): number {
+  return addSampled(nodes, addMessages(nodes, request, timestamp), response, timestamp);
+}

@@ -1,0 +1,309 @@
+/**
+ * The provider client: one OpenAI-compatible upstream (`POST {baseUrl}/chat/completions`).
+ * Bearer auth from an environment variable, extra headers, a connect timeout but no read
+ * timeout (a long generation is never cut), streaming bodies, AbortSignal, no retries.
+ *
+ * Transport failures throw a {@link ProviderError}: 503 transport, 504 connect timeout,
+ * 502 malformed JSON. HTTP error statuses are returned, not thrown, so a relay can pass
+ * them on. The API key never appears in an error.
+ *
+ * @module
+ */
+import http from "node:http";
+import https from "node:https";
+import type { Socket } from "node:net";
+import { ProviderError } from "../errors.ts";
+import { getEnv } from "../_runtime/env.ts";
+
+/** Options of {@link createProviderClient}. */
+export interface ProviderClientOptions {
+  /** Base URL of the OpenAI-compatible API, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /** Name of the environment variable holding the API key. @default none (key "EMPTY") */
+  apiKeyVar?: string | null;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+  /** Environment to read the key from instead of the process environment. */
+  env?: Record<string, string | undefined>;
+  /** Time allowed to open the connection (TCP + TLS). @default 5000 */
+  connectTimeoutMs?: number;
+}
+
+/** One request to the provider. */
+export interface ProviderRequest {
+  /** Path under the base URL. @default "/chat/completions" */
+  path?: string;
+  /** JSON body (serialised) or raw bytes. */
+  body: unknown;
+  /** Headers of this request (below the client's own headers and auth). */
+  headers?: Record<string, string>;
+  /** Cancels the request and its body stream. */
+  signal?: AbortSignal;
+}
+
+/** A JSON (or other non-stream) response, read in full. */
+export interface ProviderJsonResponse {
+  kind: "json";
+  status: number;
+  headers: Record<string, string>;
+  /** The body text as received. */
+  text: string;
+  /** The parsed body; null when the body is not JSON (only possible on error statuses). */
+  json: unknown;
+}
+
+/** A `text/event-stream` response; iterate `body` to read it. */
+export interface ProviderStreamResponse {
+  kind: "stream";
+  status: number;
+  headers: Record<string, string>;
+  /** The raw body bytes; a transport failure while reading throws a ProviderError (503). */
+  body: AsyncIterable<Uint8Array>;
+  /** Stops reading and drops the connection. */
+  cancel(): void;
+}
+
+/** What the provider answered. */
+export type ProviderResponse = ProviderJsonResponse | ProviderStreamResponse;
+
+/** A client for one OpenAI-compatible provider. */
+export interface ProviderClient {
+  /** The base URL requests are joined to. */
+  readonly baseUrl: string;
+  /** Sends one request; no retries. */
+  send(request: ProviderRequest): Promise<ProviderResponse>;
+  /** `send` to `/chat/completions`. */
+  chatCompletions(
+    body: unknown,
+    options?: Omit<ProviderRequest, "body" | "path">,
+  ): Promise<ProviderResponse>;
+  /** Drops pooled connections. */
+  close(): void;
+}
+
+/**
+ * Joins a base URL and a path without doubling a version segment
+ * (`.../v1` + `/v1/chat/completions` → `.../v1/chat/completions`).
+ */
+export function joinUrl(baseUrl: string, path: string): string {
+  const base = baseUrl.replace(/\/+$/, "");
+  let rest = path.startsWith("/") ? path : `/${path}`;
+  const version = /\/(v\d+[a-z0-9]*)$/i.exec(base)?.[1];
+  if (version && rest.toLowerCase().startsWith(`/${version.toLowerCase()}/`)) {
+    rest = rest.slice(version.length + 1);
+  }
+  return base + rest;
+}
+
+function headerRecord(raw: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined) continue;
+    out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
+  }
+  return out;
+}
+
+function describeTransport(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === "string" && !err.message.includes(code)
+      ? `${code}: ${err.message}`
+      : err.message;
+  }
+  return String(err);
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  return reason instanceof Error
+    ? reason
+    : new DOMException("The request was aborted", "AbortError");
+}
+
+/** Removes every occurrence of `secret` from a message. */
+function redact(message: string, secret: string): string {
+  return secret && secret !== "EMPTY" ? message.split(secret).join("[redacted]") : message;
+}
+
+async function* readBody(
+  res: http.IncomingMessage,
+  url: string,
+  key: string,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of res) {
+      yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
+    }
+    if (!res.complete) throw new Error("connection closed before the response ended");
+  } catch (err) {
+    if (signal?.aborted) throw abortReason(signal);
+    throw new ProviderError(
+      redact(`provider response from ${url} broke off: ${describeTransport(err)}`, key),
+      503,
+      {
+        hint: "the provider dropped the connection mid-response; the program may retry",
+        cause: err,
+      },
+    );
+  } finally {
+    if (!res.complete) res.destroy();
+  }
+}
+
+/** Creates a {@link ProviderClient}. */
+export function createProviderClient(options: ProviderClientOptions): ProviderClient {
+  const baseUrl = options.baseUrl;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const keyVar = options.apiKeyVar ?? null;
+  const readKey = (): string => {
+    if (!keyVar) return "EMPTY";
+    const value = options.env ? options.env[keyVar] : getEnv(keyVar);
+    return value ? value : "EMPTY";
+  };
+  const agents = {
+    http: new http.Agent({ keepAlive: true }),
+    https: new https.Agent({ keepAlive: true }),
+  };
+
+  const send = (request: ProviderRequest): Promise<ProviderResponse> => {
+    const url = joinUrl(baseUrl, request.path ?? "/chat/completions");
+    const key = readKey();
+    const parsed = new URL(url);
+    const secure = parsed.protocol === "https:";
+    if (!secure && parsed.protocol !== "http:") {
+      return Promise.reject(
+        new ProviderError(`unsupported provider URL scheme: ${parsed.protocol}`, 503, {
+          hint: "use an http:// or https:// base URL",
+        }),
+      );
+    }
+    const payload = request.body instanceof Uint8Array
+      ? request.body
+      : new TextEncoder().encode(JSON.stringify(request.body));
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "application/json",
+      "accept-encoding": "identity",
+    };
+    for (const source of [request.headers ?? {}, options.headers ?? {}]) {
+      for (const [k, v] of Object.entries(source)) headers[k.toLowerCase()] = v;
+    }
+    headers["authorization"] = `Bearer ${key}`;
+    headers["content-length"] = String(payload.byteLength);
+    const signal = request.signal;
+
+    return new Promise<ProviderResponse>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      let settled = false;
+      let connectTimer: ReturnType<typeof setTimeout> | undefined;
+      let timedOut = false;
+      const fail = (err: unknown) => {
+        if (connectTimer) clearTimeout(connectTimer);
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener("abort", onAbort);
+        reject(err);
+      };
+      const onAbort = () => {
+        req.destroy();
+        fail(abortReason(signal!));
+      };
+      const lib = secure ? https : http;
+      const req = lib.request({
+        protocol: parsed.protocol,
+        hostname: parsed.hostname.replace(/^\[|\]$/g, ""),
+        port: parsed.port || (secure ? 443 : 80),
+        path: parsed.pathname + parsed.search,
+        method: "POST",
+        headers,
+        agent: secure ? agents.https : agents.http,
+      });
+      req.on("socket", (socket: Socket) => {
+        if (!socket.connecting) return;
+        connectTimer = setTimeout(() => {
+          timedOut = true;
+          req.destroy(new Error(`connect timed out after ${connectTimeoutMs} ms`));
+        }, connectTimeoutMs);
+        socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
+      });
+      req.on("error", (err) => {
+        if (signal?.aborted) return fail(abortReason(signal));
+        const status = timedOut ? 504 : 503;
+        const what = timedOut ? "timed out connecting to" : "could not reach";
+        fail(
+          new ProviderError(redact(`${what} ${url}: ${describeTransport(err)}`, key), status, {
+            hint: "check the endpoint base URL and that the provider is up",
+            cause: err,
+          }),
+        );
+      });
+      req.on("response", (res) => {
+        if (connectTimer) clearTimeout(connectTimer);
+        const status = res.statusCode ?? 502;
+        const resHeaders = headerRecord(res.headers);
+        const type = resHeaders["content-type"] ?? "";
+        if (type.includes("text/event-stream")) {
+          settled = true;
+          const body = readBody(res, url, key, signal);
+          const stop = () => {
+            signal?.removeEventListener("abort", onAbort);
+            res.destroy();
+          };
+          res.once("close", () => signal?.removeEventListener("abort", onAbort));
+          resolve({ kind: "stream", status, headers: resHeaders, body, cancel: stop });
+          return;
+        }
+        (async () => {
+          const parts: Uint8Array[] = [];
+          for await (const chunk of readBody(res, url, key, signal)) parts.push(chunk);
+          const text = new TextDecoder().decode(concat(parts));
+          let json: unknown = null;
+          try {
+            json = text.trim() === "" ? null : JSON.parse(text);
+          } catch {
+            if (status >= 200 && status < 300) {
+              throw new ProviderError(
+                `provider at ${url} answered HTTP ${status} with malformed JSON`,
+                502,
+                { hint: "the endpoint does not look like an OpenAI-compatible API" },
+              );
+            }
+          }
+          if (settled) return;
+          settled = true;
+          signal?.removeEventListener("abort", onAbort);
+          resolve({ kind: "json", status, headers: resHeaders, text, json });
+        })().catch(fail);
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      req.end(payload);
+    });
+  };
+
+  return {
+    baseUrl,
+    send,
+    chatCompletions: (body, opts = {}) => send({ ...opts, body, path: "/chat/completions" }),
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const p of parts) size += p.byteLength;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.byteLength;
+  }
+  return out;
+}

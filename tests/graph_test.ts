@@ -1,0 +1,117 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { addMessages, canonicalJson, commitTurn, messageHash } from "../lib/model/graph.ts";
+import { branches, lastReply, numTurns } from "../lib/trace/derived.ts";
+import type { Message, MessageNode } from "../lib/trace/types.ts";
+
+const sys: Message = { role: "system", content: "be brief" };
+const user: Message = { role: "user", content: "hi" };
+
+describe("messageHash()", () => {
+  it("ignores null vs empty content and tool-call argument key order and whitespace", () => {
+    const a: Message = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", name: "back", arguments: '{"message": "hi", "n": 1}' }],
+    };
+    const b: Message = {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id: "c1", name: "back", arguments: '{"n":1,"message":"hi"}' }],
+    };
+    assert.equal(messageHash(a), messageHash(b));
+  });
+
+  it("tolerates invalid JSON arguments and still tells different ones apart", () => {
+    const m = (args: string): Message => ({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", name: "back", arguments: args }],
+    });
+    assert.equal(messageHash(m("{not json")), messageHash(m("{not json")));
+    assert.notEqual(messageHash(m("{not json")), messageHash(m("{not json!")));
+  });
+
+  it("tells apart role, content, reasoning, tool_call_id, tool names and provider state", () => {
+    const base: Message = { role: "assistant", content: "x" };
+    const variants: Message[] = [
+      { role: "user", content: "x" },
+      { role: "assistant", content: "y" },
+      { role: "assistant", content: "x", reasoning_content: "think" },
+      { role: "assistant", content: "x", provider_state: { id: 1 } },
+      { role: "assistant", content: "x", tool_calls: [{ id: "c", name: "a", arguments: "{}" }] },
+    ];
+    const hashes = new Set([base, ...variants].map(messageHash));
+    assert.equal(hashes.size, variants.length + 1);
+    assert.notEqual(
+      messageHash({ role: "tool", tool_call_id: "a", content: "r" }),
+      messageHash({ role: "tool", tool_call_id: "b", content: "r" }),
+    );
+  });
+});
+
+describe("canonicalJson()", () => {
+  it("sorts keys at every depth and drops whitespace", () => {
+    assert.equal(
+      canonicalJson({ b: [1, { d: 2, c: null }], a: "x" }),
+      '{"a":"x","b":[1,{"c":null,"d":2}]}',
+    );
+  });
+});
+
+describe("graph", () => {
+  it("chains turns: a request repeating the conversation extends it", () => {
+    const nodes: MessageNode[] = [];
+    const reply1: Message = { role: "assistant", content: "hello" };
+    const i1 = commitTurn(nodes, [sys, user], reply1);
+    assert.equal(i1, 2);
+    const user2: Message = { role: "user", content: "again" };
+    // The program sends back a fresh copy of the assistant message (content null ≡ "").
+    const i2 = commitTurn(nodes, [sys, user, { role: "assistant", content: "hello" }, user2], {
+      role: "assistant",
+      content: "bye",
+    });
+    assert.equal(nodes.length, 5);
+    assert.equal(i2, 4);
+    assert.deepEqual(nodes.map((n) => n.parent), [null, 0, 1, 2, 3]);
+    assert.deepEqual(nodes.map((n) => n.sampled), [false, false, true, false, true]);
+    assert.deepEqual(branches(nodes), [[0, 1, 2, 3, 4]]);
+    assert.equal(numTurns({ nodes }), 2);
+    assert.equal(lastReply({ nodes }), "bye");
+  });
+
+  it("forks when the reasoning differs", () => {
+    const nodes: MessageNode[] = [];
+    commitTurn(nodes, [user], { role: "assistant", content: "a", reasoning_content: "r1" });
+    const next: Message = { role: "user", content: "more" };
+    commitTurn(nodes, [user, { role: "assistant", content: "a", reasoning_content: "r2" }, next], {
+      role: "assistant",
+      content: "b",
+    });
+    assert.equal(branches(nodes).length, 2);
+    assert.deepEqual(nodes.map((n) => n.parent), [null, 0, 0, 2, 3]);
+    assert.equal(numTurns({ nodes }), 2);
+  });
+
+  it("keeps prompt-supplied assistant and tool messages unsampled", () => {
+    const nodes: MessageNode[] = [];
+    const prompt: Message[] = [
+      { role: "user", content: "call it" },
+      { role: "assistant", content: null, tool_calls: [{ id: "t1", name: "f", arguments: "{}" }] },
+      { role: "tool", tool_call_id: "t1", content: "42" },
+    ];
+    commitTurn(nodes, prompt, { role: "assistant", content: "it is 42" });
+    assert.deepEqual(nodes.map((n) => n.sampled), [false, false, false, true]);
+    assert.equal(numTurns({ nodes }), 1);
+  });
+
+  it("addMessages() returns the last matched node and appends nothing for a known prefix", () => {
+    const nodes: MessageNode[] = [];
+    commitTurn(nodes, [sys, user], { role: "assistant", content: "x" });
+    assert.equal(addMessages(nodes, [{ role: "system", content: "be brief" }]), 0);
+    assert.equal(nodes.length, 3);
+    assert.equal(addMessages(nodes, []), null);
+    assert.equal(addMessages(nodes, [{ role: "system", content: "other" }]), 3);
+    assert.equal(nodes[3].parent, null);
+  });
+});

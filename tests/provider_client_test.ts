@@ -1,0 +1,250 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { ProviderError } from "../lib/errors.ts";
+import { createProviderClient, joinUrl } from "../lib/model/provider_client.ts";
+import type { ProviderResponse } from "../lib/model/provider_client.ts";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
+
+const KEY = "sk-test-4f1c9e0b7a";
+
+async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+async function text(response: ProviderResponse): Promise<string> {
+  if (response.kind === "json") return response.text;
+  const decoder = new TextDecoder();
+  let out = "";
+  for await (const chunk of response.body) out += decoder.decode(chunk, { stream: true });
+  return out;
+}
+
+/** A one-route raw server for responses the fake would never send. */
+async function rawServer(
+  handler: http.RequestListener,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections?.();
+      }),
+  };
+}
+
+const chatBody = { model: "m", messages: [{ role: "user", content: "hello there" }] };
+
+describe("joinUrl()", () => {
+  it("joins without doubling the version segment or slashes", () => {
+    assert.equal(joinUrl("http://h/v1", "/chat/completions"), "http://h/v1/chat/completions");
+    assert.equal(joinUrl("http://h/v1/", "/chat/completions"), "http://h/v1/chat/completions");
+    assert.equal(joinUrl("http://h/api/v1", "/v1/messages"), "http://h/api/v1/messages");
+    assert.equal(joinUrl("http://h", "/v1/messages"), "http://h/v1/messages");
+    assert.equal(
+      joinUrl("http://h/v1beta", "chat/completions"),
+      "http://h/v1beta/chat/completions",
+    );
+  });
+});
+
+describe("createProviderClient()", () => {
+  let fake: FakeOpenAI;
+  before(async () => {
+    fake = await startFakeOpenAI({ apiKey: KEY });
+  });
+  after(async () => {
+    await fake.close();
+  });
+
+  it("sends bearer auth from the named variable and the extra headers", async () => {
+    const client = createProviderClient({
+      baseUrl: fake.url,
+      apiKeyVar: "TEST_PROVIDER_KEY",
+      headers: { "X-Extra": "yes" },
+      env: { TEST_PROVIDER_KEY: KEY },
+    });
+    try {
+      const before = fake.requests.length;
+      const res = await client.chatCompletions(chatBody, { headers: { "x-session-id": "abc" } });
+      assert.equal(res.kind, "json");
+      assert.equal(res.status, 200);
+      if (res.kind !== "json") return;
+      const json = res.json as { choices: { message: { content: string } }[] };
+      assert.equal(json.choices[0].message.content, "hello there");
+      const seen = fake.requests[before];
+      assert.equal(seen.headers["authorization"], `Bearer ${KEY}`);
+      assert.equal(seen.headers["x-extra"], "yes");
+      assert.equal(seen.headers["x-session-id"], "abc");
+      assert.deepEqual(seen.body, chatBody);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("uses the key EMPTY when the variable is unset, and returns HTTP errors instead of throwing", async () => {
+    const client = createProviderClient({
+      baseUrl: fake.url,
+      apiKeyVar: "TEST_PROVIDER_KEY",
+      env: {},
+    });
+    try {
+      const res = await client.chatCompletions(chatBody);
+      assert.equal(res.status, 401);
+      assert.equal(res.kind, "json");
+      if (res.kind !== "json") return;
+      assert.match(JSON.stringify(res.json), /Incorrect API key/);
+    } finally {
+      client.close();
+    }
+    const plain = await startFakeOpenAI();
+    const noVar = createProviderClient({ baseUrl: plain.url });
+    try {
+      await noVar.chatCompletions(chatBody);
+      assert.equal(plain.requests[0].headers["authorization"], "Bearer EMPTY");
+    } finally {
+      noVar.close();
+      await plain.close();
+    }
+  });
+
+  it("returns a byte stream for stream: true", async () => {
+    const client = createProviderClient({ baseUrl: fake.url, apiKeyVar: "K", env: { K: KEY } });
+    try {
+      const res = await client.chatCompletions({ ...chatBody, stream: true });
+      assert.equal(res.kind, "stream");
+      assert.equal(res.status, 200);
+      assert.match(res.headers["content-type"], /text\/event-stream/);
+      const body = await text(res);
+      assert.match(body, /"content":"hello "/);
+      assert.ok(body.trimEnd().endsWith("data: [DONE]"));
+    } finally {
+      client.close();
+    }
+  });
+
+  it("fails fast with ProviderError 503 on a closed port, without the key in the message", async () => {
+    const port = await closedPort();
+    const client = createProviderClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKeyVar: "K",
+      env: { K: KEY },
+    });
+    try {
+      await assert.rejects(client.chatCompletions(chatBody), (err: unknown) => {
+        assert.ok(err instanceof ProviderError);
+        assert.equal(err.statusCode, 503);
+        assert.match(err.message, /could not reach/);
+        assert.ok(!err.message.includes(KEY));
+        assert.ok(!String(err.stack).includes(KEY));
+        return true;
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("throws ProviderError 502 for malformed JSON on a 2xx and returns non-JSON error bodies", async () => {
+    const raw = await rawServer((req, res) => {
+      req.resume();
+      if (req.url?.endsWith("/bad")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end("{not json");
+      } else {
+        res.writeHead(500, { "content-type": "text/plain" });
+        res.end("upstream exploded");
+      }
+    });
+    const client = createProviderClient({ baseUrl: raw.url });
+    try {
+      await assert.rejects(client.send({ path: "/bad", body: chatBody }), (err: unknown) => {
+        assert.ok(err instanceof ProviderError);
+        assert.equal(err.statusCode, 502);
+        return true;
+      });
+      const res = await client.send({ path: "/other", body: chatBody });
+      assert.equal(res.status, 500);
+      assert.equal(res.kind, "json");
+      if (res.kind === "json") {
+        assert.equal(res.text, "upstream exploded");
+        assert.equal(res.json, null);
+      }
+    } finally {
+      client.close();
+      await raw.close();
+    }
+  });
+
+  it("does not cut a response whose headers come after the connect timeout", async () => {
+    // The connect timer only covers opening the connection; a slow generation must pass.
+    const slow = await startFakeOpenAI({ latencyMs: 600 });
+    const client = createProviderClient({ baseUrl: slow.url, connectTimeoutMs: 150 });
+    try {
+      const res = await client.chatCompletions(chatBody);
+      assert.equal(res.status, 200);
+    } finally {
+      client.close();
+      await slow.close();
+    }
+  });
+
+  it("aborts on the signal, before and during the request", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let received: () => void = () => {};
+    const arrived = new Promise<void>((r) => (received = r));
+    const held = await startFakeOpenAI({
+      script: async () => {
+        received();
+        await gate;
+        return "late";
+      },
+    });
+    const client = createProviderClient({ baseUrl: held.url });
+    try {
+      const pre = new AbortController();
+      pre.abort();
+      await assert.rejects(client.chatCompletions(chatBody, { signal: pre.signal }), {
+        name: "AbortError",
+      });
+      const ctl = new AbortController();
+      const pending = client.chatCompletions(chatBody, { signal: ctl.signal });
+      await arrived;
+      ctl.abort();
+      await assert.rejects(pending, { name: "AbortError" });
+    } finally {
+      release();
+      client.close();
+      await held.close();
+    }
+  });
+
+  it("reads a response body that arrives in pieces", async () => {
+    const raw = await rawServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"choices":[{"index":0,');
+      setImmediate(() => res.end('"message":{"role":"assistant","content":"ok"}}]}'));
+    });
+    const client = createProviderClient({ baseUrl: raw.url });
+    try {
+      const res = await client.chatCompletions(chatBody);
+      assert.equal(res.kind, "json");
+      if (res.kind === "json") {
+        assert.equal((res.json as { choices: unknown[] }).choices.length, 1);
+      }
+    } finally {
+      client.close();
+      await raw.close();
+    }
+  });
+});
