@@ -1,0 +1,158 @@
+/**
+ * The `jsonl` taskset: tasks from a local file, one JSON object per line (`.jsonl`, blank
+ * lines skipped) or a JSON array (`.json`). Each row's `prompt_field` becomes `prompt`,
+ * `answer_field` becomes `answer` and `system_field` becomes `system_prompt`; every other
+ * field is kept as is. A row without `idx` gets its row position. No rewards of its own:
+ * score it with judges (`match`, `reference`, `rubric`). A relative `path` is resolved
+ * against the process working directory.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { cwd } from "node:process";
+import { z } from "zod";
+import { InputError } from "../../../lib/errors.ts";
+import { defineTaskset } from "../../../lib/plugins/contract.ts";
+import type { TaskData } from "../../../lib/tasks/task_data.ts";
+
+/** The `jsonl` taskset's own config keys. */
+export const jsonlConfig = z.object({
+  path: z.string().min(1).describe(
+    "Local .jsonl file (one JSON object per line) or .json file (an array of objects); " +
+      "relative paths resolve against the working directory",
+  ),
+  prompt_field: z.string().min(1).default("prompt").describe(
+    "Row field holding the prompt (a string or a list of chat messages)",
+  ),
+  answer_field: z.string().min(1).default("answer").describe(
+    "Row field holding the reference answer (optional per row)",
+  ),
+  system_field: z.string().min(1).default("system_prompt").describe(
+    "Row field holding the system prompt (optional per row)",
+  ),
+});
+
+/** The resolved config of the `jsonl` taskset. */
+export type JsonlConfig = z.infer<typeof jsonlConfig>;
+
+interface Row {
+  where: string;
+  value: unknown;
+}
+
+function parseRows(text: string, file: string): Row[] {
+  if (file.toLowerCase().endsWith(".json")) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new InputError(
+        "taskset_file_invalid",
+        `${file}: invalid JSON: ${(err as Error).message}`,
+      );
+    }
+    if (!Array.isArray(value)) {
+      throw new InputError(
+        "taskset_file_invalid",
+        `${file}: expected a JSON array of task objects`,
+        {
+          hint: "use a .jsonl file for one object per line",
+        },
+      );
+    }
+    return value.map((v, i) => ({ where: `${file}[${i}]`, value: v }));
+  }
+  const rows: Row[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (line === "") continue;
+    try {
+      rows.push({ where: `${file}:${i + 1}`, value: JSON.parse(line) });
+    } catch (err) {
+      throw new InputError(
+        "taskset_file_invalid",
+        `${file}:${i + 1}: invalid JSON: ${(err as Error).message}`,
+        {
+          hint: "each non-blank line must be one JSON object",
+        },
+      );
+    }
+  }
+  return rows;
+}
+
+function toTask(row: Row, position: number, cfg: JsonlConfig): TaskData {
+  const v = row.value;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw new InputError("taskset_file_invalid", `${row.where}: expected a JSON object`);
+  }
+  const fields: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+  const prompt = fields[cfg.prompt_field];
+  if (typeof prompt !== "string" && !Array.isArray(prompt)) {
+    throw new InputError(
+      "taskset_file_invalid",
+      prompt === undefined
+        ? `${row.where}: row has no '${cfg.prompt_field}' field`
+        : `${row.where}: '${cfg.prompt_field}' must be a string or a list of messages`,
+      { hint: "set prompt_field to the field that holds the prompt" },
+    );
+  }
+  const task: TaskData = { prompt: prompt as TaskData["prompt"] };
+  const moved = new Map<string, string>([
+    [cfg.prompt_field, "prompt"],
+    [cfg.answer_field, "answer"],
+    [cfg.system_field, "system_prompt"],
+  ]);
+  for (const [from, to] of moved) {
+    if (from in fields) {
+      task[to] = fields[from];
+      delete fields[from];
+    }
+  }
+  const out: TaskData = { ...fields, ...task };
+  if (out.idx === undefined || out.idx === null) out.idx = position;
+  return out;
+}
+
+/** Reads the tasks of a `jsonl` taskset config. */
+export async function loadJsonl(config: Record<string, unknown>): Promise<TaskData[]> {
+  const cfg = jsonlConfig.parse(config);
+  const file = resolve(cwd(), cfg.path);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    throw new InputError(
+      "taskset_file_missing",
+      `jsonl taskset: cannot read ${file} (${code ?? String(err)})`,
+      {
+        hint: "check the taskset's path (relative paths resolve against the working directory)",
+        cause: err,
+      },
+    );
+  }
+  return parseRows(text, file).map((row, i) => toTask(row, i, cfg));
+}
+
+/** The text of an answer for the oracle: a string as is, a number as text, a list's first item. */
+function answerSolution(answer: unknown): string | undefined {
+  const a = Array.isArray(answer) ? answer[0] : answer;
+  if (a === undefined || a === null) return undefined;
+  return typeof a === "string" ? a : typeof a === "object" ? JSON.stringify(a) : String(a);
+}
+
+/** The `jsonl` taskset plugin. */
+export default defineTaskset({
+  id: "jsonl",
+  description: "Tasks from a local .jsonl/.json file (score them with judges)",
+  config: jsonlConfig,
+  needsContainer: false,
+  load: loadJsonl,
+  solution(task) {
+    const text = answerSolution(task.answer);
+    return text === undefined ? {} : { text };
+  },
+});

@@ -1,0 +1,71 @@
+/**
+ * Test helpers: minimal but complete {@link Trace} objects and hook contexts.
+ *
+ * @module
+ */
+import type { HookContext } from "../lib/plugins/contract.ts";
+import type { Runtime } from "../lib/runtime/runtime.ts";
+import type { TaskData } from "../lib/tasks/task_data.ts";
+import type { Message, Trace } from "../lib/trace/types.ts";
+
+const span = () => ({ start: null, end: null });
+
+/** A trace whose graph is one branch of `messages` (assistant messages are sampled). */
+export function traceWithMessages(messages: Message[]): Trace {
+  return {
+    version: 1,
+    id: "0123456789abcdef0123456789abcdef",
+    verifiers: { version: "0.0.0-test", commit: null },
+    task: { type: "TaskData", data: {}, key: "", hash: "" },
+    agent: {
+      config: {},
+      runtime: { type: "local", id: null, borrowed: false },
+      name: "agent",
+      trainable: true,
+    },
+    tools: [],
+    nodes: messages.map((message, i) => ({
+      parent: i === 0 ? null : i - 1,
+      message,
+      sampled: message.role === "assistant",
+      timestamp: 1_700_000_000 + i,
+    })),
+    calls: [],
+    request_rewrites: [],
+    response_rewrites: [],
+    rewards: {},
+    metrics: {},
+    info: {},
+    extra_usage: [],
+    is_completed: true,
+    ok: true,
+    stop_condition: "agent_completed",
+    errors: [],
+    timing: {
+      start: null,
+      boot: span(),
+      setup: span(),
+      agent: { ...span(), model: { duration: 0 }, harness: { duration: 0 } },
+      finalize: span(),
+      scoring: span(),
+    },
+  };
+}
+
+/** A trace of one user prompt and one assistant reply `text`. */
+export function traceWithReply(text: string, prompt = "prompt"): Trace {
+  return traceWithMessages([
+    { role: "user", content: prompt },
+    { role: "assistant", content: text },
+  ]);
+}
+
+/** A hook context for `task` and `trace` (runtime null unless given). */
+export function hookContext(
+  task: TaskData,
+  trace: Trace,
+  runtime: Runtime | null = null,
+  config: Record<string, unknown> = {},
+): HookContext {
+  return { task, trace, runtime, config, signal: new AbortController().signal };
+}
