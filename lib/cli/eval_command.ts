@@ -68,5 +68,13 @@ export async function evalCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const { runEvalFromCli } = await import("../run/run_eval.ts");
-  return await runEvalFromCli(loaded, { runDir, cwd });
+  const lines: Promise<void>[] = [];
+  const code = await runEvalFromCli(loaded, {
+    runDir,
+    cwd,
+    err: (line) => void lines.push(err(line)),
+    out: (line) => void lines.push(out(line)),
+  });
+  await Promise.all(lines);
+  return code;
 }

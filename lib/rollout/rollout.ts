@@ -1,0 +1,367 @@
+/**
+ * One rollout: provision the runtime, set the task up, let the harness drive the
+ * model through the interception server, finalize, score, tear down — recording
+ * everything in a {@link Trace}. Every failure becomes a typed trace error; a rollout
+ * never throws for what happens inside it.
+ *
+ * @module
+ */
+import {
+  HarnessError,
+  type RolloutErrorType,
+  SandboxError,
+  TaskError,
+  toTraceError,
+} from "../errors.ts";
+import type { InterceptionServer } from "../model/interception_server.ts";
+import type { ProviderClient } from "../model/provider_client.ts";
+import type { OracleServer } from "../model/oracle.ts";
+import type {
+  HarnessPlugin,
+  HookContext,
+  RuntimePlugin,
+  Solution,
+  StopHook,
+  TasksetPlugin,
+} from "../plugins/contract.ts";
+import { capHarnessTimeout, type Runtime } from "../runtime/runtime.ts";
+import { promptText, type TaskData } from "../tasks/task_data.ts";
+import type { Message, Trace, TraceTask } from "../trace/types.ts";
+import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
+import { newTrace } from "./new_trace.ts";
+import { type NamedMetric, type NamedReward, scoreTrace, type ScoringPlan } from "./scoring.ts";
+
+/** The run's client config (no secrets: the key's variable name only). */
+export interface ClientConfigValue {
+  base_url: string | null;
+  api_key_var: string;
+  headers: Record<string, string>;
+}
+
+/** Stage timeouts in seconds (null = none). */
+export interface StageTimeouts {
+  setup: number | null;
+  rollout: number | null;
+  finalize: number | null;
+  scoring: number | null;
+}
+
+/** Whole-rollout retry policy. */
+export interface RetryPolicy {
+  max_retries: number;
+  include: string[];
+  exclude: string[];
+}
+
+/** Everything a rollout needs besides its task; shared by all rollouts of a run. */
+export interface RolloutPlan {
+  taskset: TasksetPlugin;
+  tasksetConfig: Record<string, unknown>;
+  harness: HarnessPlugin;
+  harnessConfig: Record<string, unknown>;
+  runtime: RuntimePlugin;
+  runtimeConfig: Record<string, unknown>;
+  /** The resolved agent config, recorded on each trace. */
+  agentConfig: Record<string, unknown>;
+  limits: {
+    max_turns: number | null;
+    max_input_tokens: number | null;
+    max_output_tokens: number | null;
+    max_total_tokens: number | null;
+  };
+  timeouts: StageTimeouts;
+  retries: RetryPolicy;
+  model: string;
+  sampling: Record<string, unknown>;
+  client: ProviderClient;
+  interception: InterceptionServer;
+  /** Set when the model is the oracle: solutions are registered per rollout. */
+  oracle: OracleServer | null;
+  scoring: ScoringPlan;
+  stops: (StopHook & { name: string })[];
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+const TAIL_CHARS = 2000;
+
+/** The task's key (taskset `key()` or its hash) and identity record. */
+export function taskIdentity(plan: Pick<RolloutPlan, "taskset">, task: TaskData, trace: (k?: string) => TraceTask) {
+  return trace(plan.taskset.key?.(task));
+}
+
+/** The initial conversation of a task, with the system prompt placed per the harness. */
+export function initialMessages(task: TaskData, appendsSystemPrompt: boolean): Message[] {
+  if (task.prompt === null || task.prompt === undefined) {
+    throw new TaskError("task has no prompt", { hint: "a taskset must give every task a prompt" });
+  }
+  const system = task.system_prompt ?? null;
+  const prompt: Message[] = typeof task.prompt === "string"
+    ? [{ role: "user", content: task.prompt }]
+    : structuredClone(task.prompt);
+  if (!system) return prompt;
+  if (appendsSystemPrompt) return [{ role: "system", content: system }, ...prompt];
+  if (typeof task.prompt !== "string") {
+    throw new TaskError("this harness folds the system prompt into a text prompt, and the task's prompt is messages");
+  }
+  return [{ role: "user", content: `${system}\n\n${promptText(task.prompt)}` }];
+}
+
+function pick(a: number | null | undefined, b: number | null | undefined): number | null {
+  return a ?? b ?? null;
+}
+
+function recordError(trace: Trace, err: unknown, boundary: RolloutErrorType): void {
+  const e = toTraceError(err, boundary);
+  if (e.type === "RolloutError") e.type = boundary;
+  trace.errors.push(e);
+  trace.ok = false;
+}
+
+function retryable(trace: Trace, policy: RetryPolicy): boolean {
+  if (trace.errors.length === 0) return false;
+  const types = new Set(trace.errors.map((e) => e.type));
+  for (const t of types) {
+    if (policy.exclude.includes(t)) return false;
+  }
+  if (policy.include.length === 0) return true;
+  return [...types].some((t) => policy.include.includes(t));
+}
+
+/** Backoff before retry `attempt` (0-based): `min(0.5·2^attempt, 30) × U(0.5, 1.5)` seconds. */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
+  return Math.min(0.5 * 2 ** attempt, 30) * (0.5 + random()) * 1000;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}
+
+/** Runs one rollout with whole-rollout retries; the final trace keeps every attempt's errors. */
+export async function runRollout(
+  plan: RolloutPlan,
+  task: TaskData,
+  identity: TraceTask,
+  signal: AbortSignal,
+): Promise<Trace> {
+  const earlier: Trace["errors"] = [];
+  for (let attempt = 0;; attempt++) {
+    const trace = await runOnce(plan, task, identity, signal);
+    if (attempt >= plan.retries.max_retries || signal.aborted || !retryable(trace, plan.retries)) {
+      trace.errors = [...earlier, ...trace.errors];
+      if (earlier.length) trace.info.attempts = attempt + 1;
+      return trace;
+    }
+    earlier.push(...trace.errors);
+    plan.log(`rollout ${trace.id} failed (${trace.errors.map((e) => e.type).join(", ")}); retry ${attempt + 1}`);
+    await sleep(retryDelayMs(attempt), signal);
+  }
+}
+
+async function runOnce(plan: RolloutPlan, task: TaskData, identity: TraceTask, signal: AbortSignal): Promise<Trace> {
+  const trace = newTrace(identity, plan.agentConfig, plan.runtime.id);
+  trace.timing.start = nowSeconds();
+  const t = task.timeout ?? {};
+  const timeouts = {
+    setup: pick(plan.timeouts.setup, t.setup),
+    agent: pick(plan.timeouts.rollout, t.agent),
+    finalize: pick(plan.timeouts.finalize, t.finalize),
+    scoring: pick(plan.timeouts.scoring, t.scoring),
+  };
+  let runtime: Runtime | null = null;
+  let failed = false;
+  const ctxFor = (rt: Runtime | null, s: AbortSignal): HookContext => ({
+    task,
+    trace,
+    runtime: rt,
+    config: plan.tasksetConfig,
+    signal: s,
+  });
+  try {
+    // open: runtime, then one setup deadline for task then harness setup
+    runtime = plan.runtime.create(plan.runtimeConfig, { name: trace.id });
+    trace.timing.boot.start = nowSeconds();
+    try {
+      await runtime.start({ signal });
+    } finally {
+      trace.timing.boot.end = nowSeconds();
+      trace.agent.runtime.id = runtime.info.id;
+    }
+    if (plan.harness.capabilities.needsContainer && runtime.isLocal) {
+      throw new HarnessError(`harness '${plan.harness.id}' needs a container runtime, not '${plan.runtime.id}'`);
+    }
+    const messages = initialMessages(task, plan.harness.capabilities.appendsSystemPrompt);
+    const rt = runtime;
+    trace.timing.setup.start = nowSeconds();
+    try {
+      await withDeadline(timeouts.setup, signal, async (s) => {
+        if (plan.taskset.setup) {
+          try {
+            await plan.taskset.setup(ctxFor(rt, s));
+          } catch (err) {
+            throw err instanceof DeadlineExceeded ? err : new TaskError(`task setup failed: ${errText(err)}`);
+          }
+        }
+        if (plan.harness.setup) await plan.harness.setup(rt, plan.harnessConfig, s);
+      });
+    } catch (err) {
+      if (err instanceof DeadlineExceeded) throw new TaskError(`setup timed out after ${err.seconds}s`);
+      throw err instanceof TaskError ? err : new HarnessError(`harness setup failed: ${errText(err)}`);
+    } finally {
+      trace.timing.setup.end = nowSeconds();
+    }
+    await runAgent(plan, trace, task, rt, messages, timeouts.agent, signal, ctxFor);
+  } catch (err) {
+    failed = true;
+    recordError(trace, err, err instanceof Error && err.name === "TaskError" ? "TaskError" : "SandboxError");
+  }
+  failed ||= trace.errors.length > 0;
+
+  // close: finalize then score (stopped runs still score), unless failed
+  if (!failed && !signal.aborted) {
+    trace.timing.finalize.start = nowSeconds();
+    try {
+      if (plan.taskset.finalize) {
+        const rt = runtime;
+        await withDeadline(timeouts.finalize, signal, (s) => plan.taskset.finalize!(ctxFor(rt, s)));
+      }
+    } catch (err) {
+      recordError(
+        trace,
+        err instanceof DeadlineExceeded ? new TaskError(`finalize timed out after ${err.seconds}s`) : err,
+        "TaskError",
+      );
+    } finally {
+      trace.timing.finalize.end = nowSeconds();
+    }
+  }
+  if (trace.errors.length === 0 && !signal.aborted) {
+    trace.timing.scoring.start = nowSeconds();
+    try {
+      const rt = runtime;
+      await withDeadline(timeouts.scoring, signal, (s) => scoreTrace(trace, ctxFor(rt, s), plan.scoring));
+    } catch (err) {
+      recordError(
+        trace,
+        err instanceof DeadlineExceeded ? new TaskError(`scoring timed out after ${err.seconds}s`) : err,
+        "TaskError",
+      );
+    } finally {
+      trace.timing.scoring.end = nowSeconds();
+    }
+  }
+  if (signal.aborted && trace.errors.length === 0) {
+    recordError(trace, new HarnessError("rollout cancelled: the run is stopping"), "HarnessError");
+  }
+
+  // teardown
+  if (runtime) {
+    if (runtime.isLocal) await runtime.stop();
+    else {
+      try {
+        await runtime.stopConfirmed();
+      } catch (err) {
+        recordError(trace, new SandboxError(`teardown not confirmed: ${errText(err)}`), "SandboxError");
+      }
+    }
+  }
+  trace.ok = trace.errors.length === 0;
+  if (!trace.ok && trace.stop_condition === null) trace.stop_condition = "error";
+  trace.is_completed = true;
+  return trace;
+}
+
+async function runAgent(
+  plan: RolloutPlan,
+  trace: Trace,
+  task: TaskData,
+  runtime: Runtime,
+  messages: Message[],
+  agentTimeout: number | null,
+  signal: AbortSignal,
+  ctxFor: (rt: Runtime | null, s: AbortSignal) => HookContext,
+): Promise<void> {
+  const capped = capHarnessTimeout(agentTimeout, runtime);
+  if (capped.capped) {
+    plan.warn(
+      `agent timeout ${agentTimeout ?? "none"}s capped to the runtime's lifetime: ${capped.timeoutS}s`,
+    );
+  }
+  const budget = capped.timeoutS;
+  if (plan.oracle) plan.oracle.register(trace.id, solutionFor(plan, task));
+  const stops = [...plan.stops].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0));
+  const session = plan.interception.open({
+    trace,
+    model: plan.model,
+    sampling: plan.sampling,
+    client: plan.client,
+    limits: plan.limits,
+    stops: stops.length
+      ? async () => {
+        for (const s of stops) if (await s.fn(ctxFor(runtime, signal))) return s.name;
+        return null;
+      }
+      : undefined,
+  });
+  trace.timing.agent.start = nowSeconds();
+  try {
+    const result = await withDeadline(budget, signal, (s) =>
+      plan.harness.launch({
+        runtime,
+        endpoint: session.endpoint,
+        secret: session.secret,
+        model: plan.model,
+        messages,
+        config: plan.harnessConfig,
+        signal: s,
+        log: plan.log,
+      }));
+    if (result.exitCode !== 0 && session.stopCondition === null) {
+      if (session.providerError) throw session.providerError;
+      if (!(await runtime.alive())) {
+        throw new SandboxError(`runtime died while harness '${plan.harness.id}' ran (exit ${result.exitCode})`);
+      }
+      const tail = (result.stderr.trim() || result.stdout.trim()).slice(-TAIL_CHARS);
+      throw new HarnessError(`harness '${plan.harness.id}' exited ${result.exitCode}: ${tail}`);
+    }
+    if (trace.stop_condition === null) trace.stop_condition = "agent_completed";
+  } catch (err) {
+    if (err instanceof DeadlineExceeded) {
+      throw new HarnessError(`agent timeout: rollout exceeded its ${err.seconds}s budget`);
+    }
+    if (session.providerError && !(err instanceof HarnessError || err instanceof SandboxError)) {
+      throw session.providerError;
+    }
+    if (err instanceof Error && (err.name === "HarnessError" || err.name === "SandboxError" || err.name === "ProviderError")) {
+      throw err;
+    }
+    throw new HarnessError(`harness '${plan.harness.id}' failed: ${errText(err)}`);
+  } finally {
+    trace.timing.agent.end = nowSeconds();
+    session.close();
+    plan.oracle?.unregister(trace.id);
+    const total = (trace.timing.agent.end ?? 0) - (trace.timing.agent.start ?? 0);
+    trace.timing.agent.model.duration = session.modelSeconds;
+    trace.timing.agent.harness.duration = Math.max(0, total - session.modelSeconds);
+  }
+}
+
+function solutionFor(plan: RolloutPlan, task: TaskData): Solution {
+  if (plan.taskset.solution) return plan.taskset.solution(task, plan.tasksetConfig);
+  const answer = task.answer;
+  return { text: Array.isArray(answer) ? String(answer[0] ?? "") : answer === undefined ? "" : String(answer) };
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export type { NamedMetric, NamedReward };
