@@ -79,7 +79,11 @@ if (import.meta.main) {
       await err(formatError(e).replace(/^error:/, paint("error:", "red")));
       code = e.exitCode;
     } else {
-      await err(`${paint("internal error:", "red")} ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+      await err(
+        `${paint("internal error:", "red")} ${
+          e instanceof Error ? e.stack ?? e.message : String(e)
+        }`,
+      );
       code = 1;
     }
   }

@@ -47,7 +47,13 @@ export type {
   TaskHooks,
   TasksetPlugin,
 } from "./lib/plugins/contract.ts";
-export type { ProgramResult, ReadOptions, RunOptions, Runtime, RuntimeInfo } from "./lib/runtime/runtime.ts";
+export type {
+  ProgramResult,
+  ReadOptions,
+  RunOptions,
+  Runtime,
+  RuntimeInfo,
+} from "./lib/runtime/runtime.ts";
 export type { TaskData, TaskTimeout } from "./lib/tasks/task_data.ts";
 export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./lib/trace/types.ts";
 export { lastReply, numTurns, traceReward } from "./lib/trace/derived.ts";

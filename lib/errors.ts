@@ -27,7 +27,11 @@ export class VerifiersError extends Error {
   /** Process exit code when this error ends the CLI (2 = bad input, 1 = internal). */
   readonly exitCode: number;
 
-  constructor(code: string, message: string, options: VerifiersErrorOptions & { exitCode?: number } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    options: VerifiersErrorOptions & { exitCode?: number } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "VerifiersError";
     this.code = code;
@@ -106,7 +110,10 @@ export class HarnessError extends RolloutError {
 
 /** The runtime (sandbox) failed: start, exec, file transfer, teardown. */
 export class SandboxError extends RolloutError {
-  constructor(message: string, options: VerifiersErrorOptions & { statusCode?: number | null } = {}) {
+  constructor(
+    message: string,
+    options: VerifiersErrorOptions & { statusCode?: number | null } = {},
+  ) {
     super("SandboxError", message, options);
   }
 }
@@ -127,7 +134,10 @@ export interface TraceErrorRecord {
 }
 
 /** Turns anything thrown inside a rollout into a trace error record of the given boundary. */
-export function toTraceError(err: unknown, boundary: RolloutErrorType = "RolloutError"): TraceErrorRecord {
+export function toTraceError(
+  err: unknown,
+  boundary: RolloutErrorType = "RolloutError",
+): TraceErrorRecord {
   if (err instanceof RolloutError) {
     return { type: err.type, message: err.message, status_code: err.statusCode, traceback: null };
   }

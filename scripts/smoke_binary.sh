@@ -13,6 +13,9 @@ cd "$out"
 ./vf plugins list | grep -q "^taskset  *shell-basics"
 ./vf eval @ quickstart.toml --model oracle --dry-run -o "$out/runs" >/dev/null 2>&1
 test -s "$(ls "$out"/runs/*/configs/eval.json | head -1)"
+./vf eval @ quickstart.toml --model oracle -o "$out/demo" --display plain >"$out/demo.txt" 2>"$out/demo.err"
+grep -Eq "^reward +1\.000$" "$out/demo.txt" || { cat "$out/demo.txt" "$out/demo.err"; echo "demo did not score 1"; exit 1; }
+test "$(wc -l < "$(ls "$out"/demo/*/traces.jsonl)")" -eq 10
 set +e
 ./vf eval @ quickstart.toml --env.agent.max-turns nope --dry-run >/dev/null 2>&1
 code=$?

@@ -27,7 +27,8 @@ bash scripts/smoke_binary.sh
 deno_line=$(grep -E '^(ok|FAILED) \|' /tmp/vf-deno-test.log | tail -1 || true)
 bun_pass=$(grep -E '^ *[0-9]+ pass' /tmp/vf-bun-test.log | tail -1 | tr -dc 0-9)
 bun_fail=$(grep -E '^ *[0-9]+ fail' /tmp/vf-bun-test.log | tail -1 | tr -dc 0-9)
-deno_pass=$(echo "$deno_line" | sed -E 's/.*\| ([0-9]+) passed.*/\1/')
+# deno counts describe blocks as tests and their it() cases as steps: report the steps
+deno_pass=$(echo "$deno_line" | sed -E 's/.*\| [0-9]+ passed \(([0-9]+) steps\).*/\1/')
 deno_fail=$(echo "$deno_line" | sed -E 's/.*\| ([0-9]+) failed.*/\1/')
 echo
 echo "deno: ${deno_pass} passed, ${deno_fail} failed; bun: ${bun_pass} passed, ${bun_fail} failed"

@@ -22,7 +22,9 @@ export interface CliResult {
 
 /** The argv that starts the CLI under the current runtime. */
 export function cliArgv(args: string[]): string[] {
-  return runtimeName() === "deno" ? [execPath(), "run", "-A", CLI, ...args] : [execPath(), CLI, ...args];
+  return runtimeName() === "deno"
+    ? [execPath(), "run", "-A", CLI, ...args]
+    : [execPath(), CLI, ...args];
 }
 
 /** Runs `vf <args>` and collects its output. */

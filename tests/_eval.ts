@@ -23,7 +23,10 @@ export interface EvalOutcome {
 }
 
 /** Runs `vf eval <argv> -o <tmp> --display none` in-process. */
-export async function evalInProcess(argv: string[], options: { cwd?: string } = {}): Promise<EvalOutcome> {
+export async function evalInProcess(
+  argv: string[],
+  options: { cwd?: string } = {},
+): Promise<EvalOutcome> {
   const out = mkdtempSync(join(tmpdir(), "vf-e2e-"));
   const cwd = options.cwd ?? out;
   const loaded = await loadEvalConfig([...argv, "-o", out, "--display", "none"], { cwd });

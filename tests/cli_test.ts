@@ -34,7 +34,15 @@ describe("vf CLI", () => {
     const r = await runCli(["plugins", "list"]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split("\n");
-    for (const [kind, id] of [["taskset", "shell-basics"], ["taskset", "reverse-text"], ["harness", "bash"], ["judge", "match"], ["runtime", "local"]]) {
+    for (
+      const [kind, id] of [
+        ["taskset", "shell-basics"],
+        ["taskset", "reverse-text"],
+        ["harness", "bash"],
+        ["judge", "match"],
+        ["runtime", "local"],
+      ]
+    ) {
       const line = lines.find((l) => l.startsWith(kind) && l.split(/\s+/)[1] === id);
       assert.ok(line, `${kind} ${id} missing from:\n${r.stdout}`);
       assert.ok(line.split(/\s+/).length > 3, `no description: ${line}`);
@@ -75,14 +83,33 @@ describe("vf CLI", () => {
     assert.equal(saved.client.api_key_var, "OPENAI_API_KEY");
     assert.equal(saved.num_tasks, null);
     assert.equal("dry_run" in saved, false);
-    assert.equal(text.includes(secret) || r.stdout.includes(secret) || r.stderr.includes(secret), false);
+    assert.equal(
+      text.includes(secret) || r.stdout.includes(secret) || r.stderr.includes(secret),
+      false,
+    );
     assert.equal(readdirSync(join(out, dirs[0])).join(","), "configs");
-    const again = await runCli(["validate-config", "@", join(out, dirs[0], "configs", "eval.json"), "-o", out]);
+    const again = await runCli([
+      "validate-config",
+      "@",
+      join(out, dirs[0], "configs", "eval.json"),
+      "-o",
+      out,
+    ]);
     assert.equal(again.code, 0, again.stderr);
   });
 
   it("bad input exits 2 with every problem and no stack trace", async () => {
-    const r = await runCli(["eval", "echo", "-m", "x", "--env.agent.max-turns", "x", "--bogus", "1", "--dry-run"]);
+    const r = await runCli([
+      "eval",
+      "echo",
+      "-m",
+      "x",
+      "--env.agent.max-turns",
+      "x",
+      "--bogus",
+      "1",
+      "--dry-run",
+    ]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--env\.agent\.max-turns: expected an integer/);
     assert.match(r.stderr, /unknown flag --bogus/);

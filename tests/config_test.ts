@@ -31,7 +31,9 @@ describe("mergeConfig()", () => {
     assert.deepEqual(out, { a: { x: 1, y: 3, z: 4 }, b: 1 });
   });
   it("replaces a subtree whose id or type changes", () => {
-    assert.deepEqual(mergeConfig({ t: { id: "a", knob: 1 } }, { t: { id: "b" } }), { t: { id: "b" } });
+    assert.deepEqual(mergeConfig({ t: { id: "a", knob: 1 } }, { t: { id: "b" } }), {
+      t: { id: "b" },
+    });
     assert.deepEqual(mergeConfig({ r: { type: "x", k: 1 } }, { r: { type: "y", j: 2 } }), {
       r: { type: "y", j: 2 },
     });
@@ -47,7 +49,15 @@ describe("loadEvalConfig() layers", () => {
       "a.toml": 'model = "a"\nnum_rollouts = 2\n[env.agent]\nmax_turns = 3\n',
       "b.toml": 'model = "b"\n[env.agent]\nmax_input_tokens = 100\n',
     });
-    const { config } = await loadEvalConfig(["echo", "@", "a.toml", "@", "b.toml", "--env.agent.max-turns", "7"], {
+    const { config } = await loadEvalConfig([
+      "echo",
+      "@",
+      "a.toml",
+      "@",
+      "b.toml",
+      "--env.agent.max-turns",
+      "7",
+    ], {
       cwd: dir,
     });
     assert.equal(config.model, "b");
@@ -62,13 +72,17 @@ describe("loadEvalConfig() layers", () => {
 
   it("nests a file under a flag path with --a.b @ file", async () => {
     const dir = tmp({ "agent.toml": "max_turns = 5\n[timeout]\nrollout = 30\n" });
-    const { config } = await loadEvalConfig(["echo", "-m", "x", "--env.agent", "@", "agent.toml"], { cwd: dir });
+    const { config } = await loadEvalConfig(["echo", "-m", "x", "--env.agent", "@", "agent.toml"], {
+      cwd: dir,
+    });
     assert.equal(config.env.agent.max_turns, 5);
     assert.equal(config.env.agent.timeout.rollout, 30);
   });
 
   it("reads JSON config files (a saved eval.json re-parses)", async () => {
-    const dir = tmp({ "c.json": JSON.stringify({ model: "j", env: { taskset: { id: "echo" } }, seed: null }) });
+    const dir = tmp({
+      "c.json": JSON.stringify({ model: "j", env: { taskset: { id: "echo" } }, seed: null }),
+    });
     const { config } = await loadEvalConfig(["@", "c.json"], { cwd: dir });
     assert.equal(config.model, "j");
     assert.equal(config.env.taskset.id, "echo");
@@ -78,7 +92,10 @@ describe("loadEvalConfig() layers", () => {
     const dir = tmp({
       "a.toml": '[env.taskset]\nid = "addition"\ndigits = 5\n',
     });
-    const { config } = await loadEvalConfig(["@", "a.toml", "-m", "x", "--env.taskset.id", "echo"], { cwd: dir });
+    const { config } = await loadEvalConfig(
+      ["@", "a.toml", "-m", "x", "--env.taskset.id", "echo"],
+      { cwd: dir },
+    );
     assert.equal(config.env.taskset.id, "echo");
     assert.equal((config.env.taskset as Record<string, unknown>).digits, undefined);
     const kept = await loadEvalConfig(["@", "a.toml", "-m", "x"], { cwd: dir });
@@ -103,10 +120,19 @@ describe("loadEvalConfig() flag forms", () => {
 
   it("reads booleans as --flag, --no-flag and explicit values", async () => {
     assert.equal((await loadEvalConfig(["echo", "-m", "x", "--shuffle"])).config.shuffle, true);
-    assert.equal((await loadEvalConfig(["echo", "-m", "x", "--shuffle", "--no-shuffle"])).config.shuffle, false);
-    assert.equal((await loadEvalConfig(["echo", "-m", "x", "--shuffle=false"])).config.shuffle, false);
+    assert.equal(
+      (await loadEvalConfig(["echo", "-m", "x", "--shuffle", "--no-shuffle"])).config.shuffle,
+      false,
+    );
+    assert.equal(
+      (await loadEvalConfig(["echo", "-m", "x", "--shuffle=false"])).config.shuffle,
+      false,
+    );
     assert.equal((await loadEvalConfig(["echo", "-m", "x", "-s"])).config.shuffle, true);
-    assert.equal((await loadEvalConfig(["echo", "-m", "x", "--shuffle", "1"])).config.shuffle, true);
+    assert.equal(
+      (await loadEvalConfig(["echo", "-m", "x", "--shuffle", "1"])).config.shuffle,
+      true,
+    );
   });
 
   it("reads lists as JSON, as space-separated values and as repeated flags", async () => {
@@ -114,7 +140,9 @@ describe("loadEvalConfig() flag forms", () => {
     const a = await loadEvalConfig(["echo", "-m", "x", p, '["ProviderError","TaskError"]']);
     const b = await loadEvalConfig(["echo", "-m", "x", p, "ProviderError", "TaskError"]);
     const c = await loadEvalConfig(["echo", "-m", "x", p, "ProviderError", p, "TaskError"]);
-    for (const r of [a, b, c]) assert.deepEqual(r.config.env.agent.retries.include, ["ProviderError", "TaskError"]);
+    for (const r of [a, b, c]) {
+      assert.deepEqual(r.config.env.agent.retries.include, ["ProviderError", "TaskError"]);
+    }
   });
 
   it("reads dicts as JSON and keeps record keys verbatim", async () => {
@@ -125,14 +153,24 @@ describe("loadEvalConfig() flag forms", () => {
   });
 
   it("passes extra provider sampling keys through, typed by JSON", async () => {
-    const { config } = await loadEvalConfig(["echo", "-m", "x", "--sampling.top_k", "5", "--sampling.temperature", "0.5"]);
+    const { config } = await loadEvalConfig([
+      "echo",
+      "-m",
+      "x",
+      "--sampling.top_k",
+      "5",
+      "--sampling.temperature",
+      "0.5",
+    ]);
     assert.equal(config.sampling.temperature, 0.5);
     assert.equal((config.sampling as Record<string, unknown>).top_k, 5);
   });
 
   it('turns the string "None" into null, in flags and in files', async () => {
     const dir = tmp({ "a.toml": 'seed = 3\n[env.agent]\nmax_turns = "None"\n' });
-    const { config } = await loadEvalConfig(["echo", "-m", "x", "@", "a.toml", "--seed", "None"], { cwd: dir });
+    const { config } = await loadEvalConfig(["echo", "-m", "x", "@", "a.toml", "--seed", "None"], {
+      cwd: dir,
+    });
     assert.equal(config.seed, null);
     assert.equal(config.env.agent.max_turns, null);
   });
@@ -142,10 +180,25 @@ describe("loadEvalConfig() flag forms", () => {
       ["echo", "-m", "mm", "-n", "3", "-r", "2", "-c", "5", "-v", "-o", "out"],
     );
     assert.deepEqual(
-      [config.model, config.num_tasks, config.num_rollouts, config.max_concurrent, config.verbose, config.output_dir],
+      [
+        config.model,
+        config.num_tasks,
+        config.num_rollouts,
+        config.max_concurrent,
+        config.verbose,
+        config.output_dir,
+      ],
       ["mm", 3, 2, 5, true, "out"],
     );
-    const py = await loadEvalConfig(["echo", "--m", "a", "--n", "4", "--rollouts-per-example", "3"]);
+    const py = await loadEvalConfig([
+      "echo",
+      "--m",
+      "a",
+      "--n",
+      "4",
+      "--rollouts-per-example",
+      "3",
+    ]);
     assert.equal(py.config.num_tasks, 4);
     assert.equal(py.config.num_rollouts, 3);
     const dir = tmp({ "a.toml": 'm = "from-file"\nbatch_size = 9\n' });
@@ -170,23 +223,34 @@ describe("loadEvalConfig() errors", () => {
     ]);
     assert.equal(got.length, 3, got.join("\n"));
     assert.match(got[0], /^--env\.agent\.max-turns: expected an integer, got "abc"/);
-    assert.match(got[1], /unknown flag --env\.agent\.max-turnz \(did you mean --env\.agent\.max-turns\?\)/);
+    assert.match(
+      got[1],
+      /unknown flag --env\.agent\.max-turnz \(did you mean --env\.agent\.max-turns\?\)/,
+    );
     assert.match(got[2], /unknown flag --num-task \(did you mean --num-tasks\?\)/);
   });
 
   it("names the file and TOML path of a bad or unknown key, with a suggestion", async () => {
     const dir = tmp({ "a.toml": "[env.agent]\nmax_turns = 0\nmax_turnz = 3\n" });
     const got = await problems(["echo", "-m", "x", "@", "a.toml"], dir);
-    assert.ok(got.some((p) => /^a\.toml: env\.agent\.max_turns: Too small/.test(p)), got.join("\n"));
     assert.ok(
-      got.some((p) => p === 'a.toml: env.agent.max_turnz: unknown key "max_turnz" (did you mean "max_turns"?)'),
+      got.some((p) => /^a\.toml: env\.agent\.max_turns: Too small/.test(p)),
+      got.join("\n"),
+    );
+    assert.ok(
+      got.some((p) =>
+        p === 'a.toml: env.agent.max_turnz: unknown key "max_turnz" (did you mean "max_turns"?)'
+      ),
       got.join("\n"),
     );
   });
 
   it("says a group path given a value is a group and lists its fields", async () => {
     const got = await problems(["echo", "-m", "x", "--env.agent.timeout", "5"]);
-    assert.match(got[0], /--env\.agent\.timeout is a config group, not a leaf field\. Try one of: .*--env\.agent\.timeout\.rollout/);
+    assert.match(
+      got[0],
+      /--env\.agent\.timeout is a config group, not a leaf field\. Try one of: .*--env\.agent\.timeout\.rollout/,
+    );
   });
 
   it("gives file:line:column for TOML syntax errors", async () => {
@@ -197,8 +261,18 @@ describe("loadEvalConfig() errors", () => {
 
   it("refuses the same id given twice with different values, positional included", async () => {
     const got = await problems(["echo", "-m", "x", "--env.taskset.id", "reverse-text"]);
-    assert.match(got[0], /env\.taskset\.id given twice with different values.*positional <taskset-id> shorthand/);
-    const h = await problems(["echo", "-m", "x", "--env.agent.harness.id", "bash", "--env.agent.harness.id=null"]);
+    assert.match(
+      got[0],
+      /env\.taskset\.id given twice with different values.*positional <taskset-id> shorthand/,
+    );
+    const h = await problems([
+      "echo",
+      "-m",
+      "x",
+      "--env.agent.harness.id",
+      "bash",
+      "--env.agent.harness.id=null",
+    ]);
     assert.match(h[0], /env\.agent\.harness\.id given twice/);
     const same = await loadEvalConfig(["echo", "-m", "x", "--env.taskset.id", "echo"]);
     assert.equal(same.config.env.taskset.id, "echo");
@@ -245,17 +319,24 @@ describe("loadEvalConfig() narrowing", () => {
     assert.equal(plugins.taskset?.id, "knob-set");
     assert.equal((config.env.taskset as Record<string, unknown>).knob, 9);
     const dir = tmp({
-      "j.toml": '[[env.taskset.task.judges]]\nid = "match"\nmode = "exact"\n[[env.taskset.task.judges]]\nid = "match"\nname = "m2"\nmodd = 1\n',
+      "j.toml":
+        '[[env.taskset.task.judges]]\nid = "match"\nmode = "exact"\n[[env.taskset.task.judges]]\nid = "match"\nname = "m2"\nmodd = 1\n',
     });
     const got = await problems(["echo", "-m", "x", "@", "j.toml"], dir);
     assert.equal(got.length, 1, got.join("\n"));
-    assert.match(got[0], /^j\.toml: env\.taskset\.task\.judges\.1\.modd: unknown key "modd" \(did you mean "mode"\?\)/);
+    assert.match(
+      got[0],
+      /^j\.toml: env\.taskset\.task\.judges\.1\.modd: unknown key "modd" \(did you mean "mode"\?\)/,
+    );
     const r = await problems(["echo", "-m", "x", "--env.agent.runtime.keep-workdirr", "1"]);
     assert.match(r[0], /did you mean --env\.agent\.runtime\.keep-workdir/);
   });
 
   it("refuses judges that share a reward key", async () => {
-    const dir = tmp({ "j.toml": '[[env.taskset.task.judges]]\nid = "match"\n[[env.taskset.task.judges]]\nid = "match"\n' });
+    const dir = tmp({
+      "j.toml":
+        '[[env.taskset.task.judges]]\nid = "match"\n[[env.taskset.task.judges]]\nid = "match"\n',
+    });
     const got = await problems(["echo", "-m", "x", "@", "j.toml"], dir);
     assert.match(got[0], /judges 0 and 1 share a reward key "match"/);
   });

@@ -10,7 +10,8 @@ import { numTurns } from "../lib/trace/derived.ts";
 import { runCli } from "./_cli.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
-const OPENAI = pathToFileURL(join(import.meta.dirname!, "..", "node_modules", "openai", "index.mjs")).href;
+const OPENAI =
+  pathToFileURL(join(import.meta.dirname!, "..", "node_modules", "openai", "index.mjs")).href;
 
 type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
 
@@ -23,7 +24,13 @@ describe("end to end with the oracle model", () => {
     ["echo", ["echo"]],
     ["reverse-text", ["reverse-text", "-n", "6"]],
     ["addition", ["addition", "-n", "5"]],
-    ["jsonl", ["jsonl", "--env.taskset.path", join(FIXTURES, "tasksets", "qa.jsonl"), "--env.taskset.task.judges", '[{"id":"match"}]']],
+    ["jsonl", [
+      "jsonl",
+      "--env.taskset.path",
+      join(FIXTURES, "tasksets", "qa.jsonl"),
+      "--env.taskset.task.judges",
+      '[{"id":"match"}]',
+    ]],
     ["shell-basics", ["shell-basics"]],
   ];
   for (const [name, argv] of cases) {
@@ -37,7 +44,13 @@ describe("end to end with the oracle model", () => {
         assert.equal(t.stop_condition, "agent_completed");
         const weighted = Object.values(t.rewards).filter((r) => r && r.weight > 0);
         assert.ok(weighted.length > 0, `${name}: no weighted reward`);
-        for (const r of weighted) assert.equal(r!.score, 1, `${name} ${JSON.stringify(t.task.data)}: ${JSON.stringify(t.rewards)}`);
+        for (const r of weighted) {
+          assert.equal(
+            r!.score,
+            1,
+            `${name} ${JSON.stringify(t.task.data)}: ${JSON.stringify(t.rewards)}`,
+          );
+        }
       }
       assert.equal(summary.reward.mean! > 0, true);
       assert.equal(summary.error_fraction, 0);
@@ -50,7 +63,10 @@ describe("end to end with a scripted model", () => {
   let script: (body: Record<string, unknown>, i: number) => FakeReply | string = () => "wrong";
   before(async () => {
     process.env.VF_TEST_KEY = "sk-e2e-secret";
-    fake = await startFakeOpenAI({ apiKey: "sk-e2e-secret", script: (b, i) => script(b as Record<string, unknown>, i) });
+    fake = await startFakeOpenAI({
+      apiKey: "sk-e2e-secret",
+      script: (b, i) => script(b as Record<string, unknown>, i),
+    });
   });
   after(() => fake.close());
 
@@ -66,11 +82,23 @@ describe("end to end with a scripted model", () => {
   it("records tool nodes, turns, timed calls and agent_completed for a bash rollout", async () => {
     script = (body) => {
       const msgs = body.messages as { role: string }[];
-      return msgs.some((m) => m.role === "tool")
-        ? "all done"
-        : { tool_calls: [{ name: "bash", arguments: { command: "echo from-the-tool; echo err >&2" } }] };
+      return msgs.some((m) => m.role === "tool") ? "all done" : {
+        tool_calls: [{
+          name: "bash",
+          arguments: { command: "echo from-the-tool; echo err >&2" },
+        }],
+      };
     };
-    const { episodes, lines } = await evalInProcess(["reverse-text", "-n", "1", "-m", "org/model-a", ...clientFlags(fake), "--sampling.temperature", "0.3"]);
+    const { episodes, lines } = await evalInProcess([
+      "reverse-text",
+      "-n",
+      "1",
+      "-m",
+      "org/model-a",
+      ...clientFlags(fake),
+      "--sampling.temperature",
+      "0.3",
+    ]);
     const t = episodes[0].traces[0];
     assert.equal(t.stop_condition, "agent_completed");
     assert.equal(numTurns(t), 2);
@@ -88,23 +116,65 @@ describe("end to end with a scripted model", () => {
     assert.equal(t.agent.config.model, "org/model-a");
     // Python Episode / Trace field names
     const ep = JSON.parse(lines[0]);
-    assert.deepEqual(Object.keys(ep).sort(), ["env", "errors", "group", "id", "ok", "run", "task", "traces"]);
+    assert.deepEqual(Object.keys(ep).sort(), [
+      "env",
+      "errors",
+      "group",
+      "id",
+      "ok",
+      "run",
+      "task",
+      "traces",
+    ]);
     assert.deepEqual(Object.keys(ep.task).sort(), ["data", "hash", "key", "type"]);
     assert.deepEqual(
       Object.keys(ep.traces[0]).sort(),
       [
-        "agent", "calls", "errors", "extra_usage", "id", "info", "is_completed", "metrics", "nodes", "ok",
-        "request_rewrites", "response_rewrites", "rewards", "stop_condition", "task", "timing", "tools", "verifiers", "version",
+        "agent",
+        "calls",
+        "errors",
+        "extra_usage",
+        "id",
+        "info",
+        "is_completed",
+        "metrics",
+        "nodes",
+        "ok",
+        "request_rewrites",
+        "response_rewrites",
+        "rewards",
+        "stop_condition",
+        "task",
+        "timing",
+        "tools",
+        "verifiers",
+        "version",
       ],
     );
-    assert.deepEqual(Object.keys(ep.traces[0].timing).sort(), ["agent", "boot", "finalize", "scoring", "setup", "start"]);
+    assert.deepEqual(Object.keys(ep.traces[0].timing).sort(), [
+      "agent",
+      "boot",
+      "finalize",
+      "scoring",
+      "setup",
+      "start",
+    ]);
     assert.equal(ep.run.type, "eval");
     assert.equal(JSON.stringify(ep).includes("sk-e2e-secret"), false);
   });
 
   it("records a max_turns refusal as the stop condition, without an error", async () => {
     script = () => ({ tool_calls: [{ name: "bash", arguments: { command: "true" } }] });
-    const { episodes } = await evalInProcess(["reverse-text", "-n", "1", "-m", "m", ...clientFlags(fake), "--env.agent.max-turns", "2"]);
+    const { episodes } = await evalInProcess([
+      "reverse-text",
+      "-n",
+      "1",
+      "-m",
+      "m",
+      ...clientFlags(fake),
+      "--env.agent.max-turns",
+      "2",
+    ]);
     const t = episodes[0].traces[0];
     assert.equal(t.stop_condition, "max_turns");
     assert.equal(t.ok, true);
@@ -114,7 +184,16 @@ describe("end to end with a scripted model", () => {
 
   it("turns a provider 500 into a ProviderError with status 500, and the run exits 0", async () => {
     script = () => ({ status: 500, error: "upstream exploded" });
-    const { episodes } = await evalInProcess(["echo", "-n", "1", "-m", "m", ...clientFlags(fake), "--env.agent.harness.id", "null"]);
+    const { episodes } = await evalInProcess([
+      "echo",
+      "-n",
+      "1",
+      "-m",
+      "m",
+      ...clientFlags(fake),
+      "--env.agent.harness.id",
+      "null",
+    ]);
     const t = episodes[0].traces[0];
     assert.equal(t.ok, false);
     assert.equal(t.stop_condition, "error");
@@ -123,7 +202,21 @@ describe("end to end with a scripted model", () => {
     assert.equal(e.status_code, 500);
     const out = mkdtempSync(join(tmpdir(), "vf-e2e-cli-"));
     const r = await runCli(
-      ["eval", "echo", "-n", "2", "-m", "m", ...clientFlags(fake), "--env.agent.harness.id", "null", "-o", out, "--display", "plain"],
+      [
+        "eval",
+        "echo",
+        "-n",
+        "2",
+        "-m",
+        "m",
+        ...clientFlags(fake),
+        "--env.agent.harness.id",
+        "null",
+        "-o",
+        out,
+        "--display",
+        "plain",
+      ],
       { env: { VF_TEST_KEY: "sk-e2e-secret" } },
     );
     assert.equal(r.code, 0, r.stderr);
@@ -132,7 +225,11 @@ describe("end to end with a scripted model", () => {
   });
 
   it("runs a command harness whose program uses the official openai client (JSON, SSE, SDK retry)", async () => {
-    script = (body) => (body.stream ? "streamed: hello world" : `json: ${JSON.stringify((body.messages as { content: string }[]).at(-1)?.content)}`);
+    script = (
+      body,
+    ) => (body.stream
+      ? "streamed: hello world"
+      : `json: ${JSON.stringify((body.messages as { content: string }[]).at(-1)?.content)}`);
     const dir = mkdtempSync(join(tmpdir(), "vf-agent-"));
     const agent = join(dir, "agent.mjs");
     writeFileSync(
@@ -158,8 +255,16 @@ console.log("streamed=" + text);
     );
     const before = fake.requests.length;
     const { episodes } = await evalInProcess([
-      "reverse-text", "-n", "1", "-m", "m-cmd", ...clientFlags(fake),
-      "--env.agent.harness.id", "command", "--env.agent.harness.command", JSON.stringify(["node", agent]),
+      "reverse-text",
+      "-n",
+      "1",
+      "-m",
+      "m-cmd",
+      ...clientFlags(fake),
+      "--env.agent.harness.id",
+      "command",
+      "--env.agent.harness.command",
+      JSON.stringify(["node", agent]),
     ]);
     const t = episodes[0].traces[0];
     assert.deepEqual(t.errors, []);
@@ -167,7 +272,9 @@ console.log("streamed=" + text);
     assert.equal(fake.requests.length - before, 3, "the retry reached the provider");
     assert.equal(t.calls.length, 3);
     assert.equal(numTurns(t), 3);
-    const sampled = t.nodes.filter((n) => n.sampled).map((n) => (n.message as { content: string }).content);
+    const sampled = t.nodes.filter((n) => n.sampled).map((n) =>
+      (n.message as { content: string }).content
+    );
     assert.equal(sampled[1], "streamed: hello world");
     assert.match(sampled[0], /^json: /);
     assert.ok(t.calls.every((c) => c.model === "m-cmd"));

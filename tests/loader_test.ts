@@ -24,7 +24,9 @@ async function pluginError(fn: () => Promise<unknown>): Promise<PluginError> {
 
 /** A plugin module without imports, as a package or a served file would hold it. */
 function plainTaskset(id: string): string {
-  return `export default { kind: "taskset", abi: 1, id: ${JSON.stringify(id)}, description: "plain", ` +
+  return `export default { kind: "taskset", abi: 1, id: ${
+    JSON.stringify(id)
+  }, description: "plain", ` +
     `config: null, load() { return []; } };\n`;
 }
 
@@ -50,7 +52,10 @@ describe("loadPlugin() built-ins", () => {
     const root = mkdtempSync(join(tmpdir(), "vf-pkg-"));
     for (const [name, id] of [["echo", "impostor-echo"], ["ext-set", "ext-set"]]) {
       mkdirSync(join(root, "node_modules", name), { recursive: true });
-      writeFileSync(join(root, "node_modules", name, "package.json"), JSON.stringify({ name, main: "index.js" }));
+      writeFileSync(
+        join(root, "node_modules", name, "package.json"),
+        JSON.stringify({ name, main: "index.js" }),
+      );
       writeFileSync(join(root, "node_modules", name, "index.js"), plainTaskset(id));
     }
     const shadowed = await loadPlugin("taskset", "echo", { cwd: root });
@@ -78,21 +83,33 @@ describe("loadPlugin() export rule", () => {
   });
 
   it("names what a module exports when it exports no plugin", async () => {
-    const e = await pluginError(() => loadPlugin("taskset", join(FIXTURES, "plugins", "no_plugins.ts")));
+    const e = await pluginError(() =>
+      loadPlugin("taskset", join(FIXTURES, "plugins", "no_plugins.ts"))
+    );
     assert.equal(e.code, "plugin_no_exports");
     assert.match(e.message, /exports no plugin \(it exports: answer, helper\)/);
   });
 
   it("names the kinds a module has when none is of the asked kind", async () => {
-    const e = await pluginError(() => loadPlugin("taskset", join(FIXTURES, "plugins", "only_harness.ts")));
+    const e = await pluginError(() =>
+      loadPlugin("taskset", join(FIXTURES, "plugins", "only_harness.ts"))
+    );
     assert.equal(e.code, "plugin_wrong_kind");
-    assert.match(e.message, /exports no taskset plugin; it has harness "only-harness" \(onlyHarness\)/);
+    assert.match(
+      e.message,
+      /exports no taskset plugin; it has harness "only-harness" \(onlyHarness\)/,
+    );
   });
 
   it("names every plugin when several of the kind are exported (never swallowed)", async () => {
-    const e = await pluginError(() => loadPlugin("taskset", join(FIXTURES, "plugins", "two_tasksets.ts")));
+    const e = await pluginError(() =>
+      loadPlugin("taskset", join(FIXTURES, "plugins", "two_tasksets.ts"))
+    );
     assert.equal(e.code, "plugin_ambiguous");
-    assert.match(e.message, /exports 2 taskset plugins: "first" \(default, first\), "second" \(second\)/);
+    assert.match(
+      e.message,
+      /exports 2 taskset plugins: "first" \(default, first\), "second" \(second\)/,
+    );
   });
 
   it("counts one object exported under two names once", () => {

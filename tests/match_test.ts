@@ -271,6 +271,11 @@ describe("match judge plugin", () => {
   it("records no score for a task without the answer field when missing = skip", async () => {
     const ctx = judgeContext({ prompt: "q" }, "x", { answer_field: "gold", missing: "skip" });
     assert.deepEqual(await matchJudge.score(ctx), {});
-    assert.equal(await matchJudge.score(judgeContext({ prompt: "q", gold: "x" }, "x", { answer_field: "gold", missing: "skip" })), 1);
+    assert.equal(
+      await matchJudge.score(
+        judgeContext({ prompt: "q", gold: "x" }, "x", { answer_field: "gold", missing: "skip" }),
+      ),
+      1,
+    );
   });
 });

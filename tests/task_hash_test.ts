@@ -158,9 +158,14 @@ function pythonHasPydantic(): boolean {
 }
 
 describe("taskHash()", () => {
-  const committed = JSON.parse(readFileSync(COMMITTED, "utf8")) as { dumps: string; hash: string }[];
+  const committed = JSON.parse(readFileSync(COMMITTED, "utf8")) as {
+    dumps: string;
+    hash: string;
+  }[];
   const live = pythonHasPydantic()
-    ? runPython(PY_HASH, JSON.stringify(SAMPLES)).trim().split("\n").map((l) => JSON.parse(l) as { dumps: string; hash: string })
+    ? runPython(PY_HASH, JSON.stringify(SAMPLES)).trim().split("\n").map((l) =>
+      JSON.parse(l) as { dumps: string; hash: string }
+    )
     : null;
   const expected = live ?? committed;
 

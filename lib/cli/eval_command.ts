@@ -37,7 +37,9 @@ export function evalHelp(loaded: LoadedConfig): string {
     "Short forms: -m model, -n num_tasks, -r num_rollouts, -c max_concurrent, -s shuffle, -v verbose, -o output_dir.\n",
     section("Run", rows),
     section(
-      taskset ? `Taskset "${taskset.id}" — ${taskset.description}` : "Taskset (give an id to see its own fields)",
+      taskset
+        ? `Taskset "${taskset.id}" — ${taskset.description}`
+        : "Taskset (give an id to see its own fields)",
       tasksetRows,
     ),
     section(`Harness "${harness?.id ?? "?"}" — ${harness?.description ?? ""}`, harnessRows),

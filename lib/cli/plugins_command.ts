@@ -34,7 +34,9 @@ export async function pluginsCommand(argv: string[]): Promise<number> {
       "",
       rows.length ? "Config fields:" : "Config fields: none of its own",
     ];
-    if (rows.length) lines.push(renderFields(rows.map((r) => ({ ...r, flag: r.flag.replace(/^--/, "") }))));
+    if (rows.length) {
+      lines.push(renderFields(rows.map((r) => ({ ...r, flag: r.flag.replace(/^--/, "") }))));
+    }
     await out(lines.join("\n"));
     return 0;
   }

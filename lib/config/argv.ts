@@ -85,8 +85,9 @@ export function tokenizeArgv(argv: readonly string[]): ParsedArgv {
         if (argv[i + 1] === "@" || (argv[i + 1]?.startsWith("@") && argv[i + 1].length > 1)) {
           const next = argv[++i];
           const path = next === "@" ? argv[++i] : next.slice(1);
-          if (path === undefined) out.problems.push(`${text} @ must be followed by a config file path`);
-          else out.files.push({ path, at: segments, flag: text });
+          if (path === undefined) {
+            out.problems.push(`${text} @ must be followed by a config file path`);
+          } else out.files.push({ path, at: segments, flag: text });
           continue;
         }
         while (i + 1 < argv.length && !isFlagToken(argv[i + 1]) && !argv[i + 1].startsWith("@")) {

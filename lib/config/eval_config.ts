@@ -9,8 +9,7 @@ import { z } from "zod";
 import type { ConfigSchema } from "../plugins/contract.ts";
 
 const seconds = () => z.number().positive().nullable().default(null);
-const optInt = (what: string) =>
-  z.number().int().min(1).nullable().default(null).describe(what);
+const optInt = (what: string) => z.number().int().min(1).nullable().default(null).describe(what);
 
 /** Whole-rollout / whole-episode retry policy. */
 export const RetryConfig = z.strictObject({
@@ -66,7 +65,9 @@ export const JudgeBase = z.strictObject({
     "Reward weight",
   ),
   base_url: clientFields.base_url.describe("Judge endpoint (default: the run's client)"),
-  api_key_var: z.string().nullable().default(null).describe("Judge API key variable (default: the run's)"),
+  api_key_var: z.string().nullable().default(null).describe(
+    "Judge API key variable (default: the run's)",
+  ),
   headers: clientFields.headers,
   model: z.string().nullable().default(null).describe("Judge model (default: the run's model)"),
   sampling: z.record(z.string(), z.unknown()).default({}).describe("Judge sampling"),
@@ -82,7 +83,9 @@ export function taskConfigSchema(judges: z.ZodType<JudgeEntry[]>) {
     judges,
     rewards: z.record(z.string(), PluggedReward).default({}).describe("Plugged rewards by name"),
     metrics: z.record(z.string(), PluggedHook).default({}).describe("Plugged metrics by name"),
-    stops: z.record(z.string(), PluggedHook).default({}).describe("Plugged stop conditions by name"),
+    stops: z.record(z.string(), PluggedHook).default({}).describe(
+      "Plugged stop conditions by name",
+    ),
   });
 }
 
@@ -129,12 +132,18 @@ export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}) {
   const judgeSchemas = (plugins.judges ?? []).map((j) =>
     j ? JudgeBase.extend(j.shape as Record<string, z.ZodType>) : JudgeBase
   );
-  const judges = (judgeSchemas.length
-    ? z.tuple(judgeSchemas as unknown as [z.ZodType, ...z.ZodType[]])
-    : z.array(JudgeBase)).default([] as never).describe("Judges scoring each rollout") as unknown as z.ZodType<
-      JudgeEntry[]
-    >;
-  const taskset = extend({ ...TasksetBase, task: taskConfigSchema(judges).prefault({} as never) }, plugins.taskset);
+  const judges =
+    (judgeSchemas.length
+      ? z.tuple(judgeSchemas as unknown as [z.ZodType, ...z.ZodType[]])
+      : z.array(JudgeBase)).default([] as never).describe(
+        "Judges scoring each rollout",
+      ) as unknown as z.ZodType<
+        JudgeEntry[]
+      >;
+  const taskset = extend(
+    { ...TasksetBase, task: taskConfigSchema(judges).prefault({} as never) },
+    plugins.taskset,
+  );
   const harness = extend(HarnessBase, plugins.harness);
   const runtime = extend(RuntimeBase, plugins.runtime);
   const agent = z.strictObject({
@@ -164,7 +173,9 @@ export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}) {
   });
   return z.strictObject({
     env: env.prefault({}),
-    model: z.string().nullable().default(null).describe("Model name (`oracle` = reference answers)"),
+    model: z.string().nullable().default(null).describe(
+      "Model name (`oracle` = reference answers)",
+    ),
     client: ClientConfig.prefault({}),
     sampling: SamplingConfig.prefault({}),
     num_tasks: optInt("Number of tasks (after shuffling)"),

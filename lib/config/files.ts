@@ -24,7 +24,11 @@ export function readConfigFile(path: string): FileRead {
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as { code?: string }).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : String(code ?? err);
+    const why = code === "ENOENT"
+      ? "no such file"
+      : code === "EISDIR"
+      ? "is a directory"
+      : String(code ?? err);
     return { ok: false, problem: `${path}: cannot read config file: ${why}` };
   }
   if (path.toLowerCase().endsWith(".json")) {

@@ -10,12 +10,25 @@ import type { z } from "zod";
 import process from "node:process";
 import { ConfigError, PluginError } from "../errors.ts";
 import { getEnv } from "../_runtime/env.ts";
-import type { HarnessPlugin, JudgePlugin, RuntimePlugin, TasksetPlugin } from "../plugins/contract.ts";
+import type {
+  HarnessPlugin,
+  JudgePlugin,
+  RuntimePlugin,
+  TasksetPlugin,
+} from "../plugins/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
 import { type ParsedArgv, type RawFlag, tokenizeArgv } from "./argv.ts";
 import { buildEvalConfigSchema, type EvalConfig, ROOT_ALIASES } from "./eval_config.ts";
 import { readConfigFile } from "./files.ts";
-import { getPath, isPlainObject, type Json, mergeConfig, nest, noneToNull, setPath } from "./merge.ts";
+import {
+  getPath,
+  isPlainObject,
+  type Json,
+  mergeConfig,
+  nest,
+  noneToNull,
+  setPath,
+} from "./merge.ts";
 import { childSchema, fieldInfo, listLeaves, objectShape } from "./schema_walk.ts";
 import { closest } from "./suggest.ts";
 
@@ -79,7 +92,12 @@ interface Provenance {
   byPath: Map<string, string>;
 }
 
-function recordLeaves(prov: Provenance, value: unknown, path: string[], label: (p: string[]) => string) {
+function recordLeaves(
+  prov: Provenance,
+  value: unknown,
+  path: string[],
+  label: (p: string[]) => string,
+) {
   prov.byPath.set(path.join("."), label(path));
   if (isPlainObject(value)) {
     for (const [k, v] of Object.entries(value)) recordLeaves(prov, v, [...path, k], label);
@@ -101,21 +119,32 @@ function where(prov: Provenance, path: readonly (string | number)[]): string {
 }
 
 /** Reads every id the layers set; refuses the same id flag given twice with different values. */
-function collectIdFlags(parsed: ParsedArgv, problems: string[]): Map<string, { value: string; flag: string }> {
+function collectIdFlags(
+  parsed: ParsedArgv,
+  problems: string[],
+): Map<string, { value: string; flag: string }> {
   const ids = new Map<string, { value: string; flag: string }>();
   const note = (path: string, value: string, flag: string) => {
     const prev = ids.get(path);
     if (prev && prev.value !== value) {
-      const extra = path === "env.taskset.id" ? "; the positional <taskset-id> shorthand sets it too" : "";
-      problems.push(`${flag}: ${path} given twice with different values ("${prev.value}" by ${prev.flag}, "${value}")${extra}`);
+      const extra = path === "env.taskset.id"
+        ? "; the positional <taskset-id> shorthand sets it too"
+        : "";
+      problems.push(
+        `${flag}: ${path} given twice with different values ("${prev.value}" by ${prev.flag}, "${value}")${extra}`,
+      );
       return;
     }
     ids.set(path, { value, flag });
   };
   if (parsed.positional.length > 1) {
-    problems.push(`only one taskset id may be given positionally, got: ${parsed.positional.join(" ")}`);
+    problems.push(
+      `only one taskset id may be given positionally, got: ${parsed.positional.join(" ")}`,
+    );
   }
-  if (parsed.positional[0] !== undefined) note("env.taskset.id", parsed.positional[0], "positional <taskset-id>");
+  if (parsed.positional[0] !== undefined) {
+    note("env.taskset.id", parsed.positional[0], "positional <taskset-id>");
+  }
   for (const f of parsed.flags) {
     const p = roughPath(f.segments).join(".");
     if (!(p in ID_PATHS)) continue;
@@ -131,7 +160,9 @@ function collectIdFlags(parsed: ParsedArgv, problems: string[]): Map<string, { v
 /** The direct fields of a group, as flags (sub-groups end in `.*`). */
 function listGroupLeaves(schema: z.ZodType, path: string[]): string {
   const shape = objectShape(schema) ?? {};
-  const names = Object.entries(shape).map(([k, v]) => flagName([...path, k]) + (objectShape(v) ? ".*" : ""));
+  const names = Object.entries(shape).map(([k, v]) =>
+    flagName([...path, k]) + (objectShape(v) ? ".*" : "")
+  );
   const shown = names.slice(0, 12).join(", ");
   return names.length > 12 ? `${shown}, ... (${names.length} in all)` : shown;
 }
@@ -167,7 +198,9 @@ function coerceFlag(
         const guess = closest(flagName([...roughPath(typed)]), known);
         problems.push(
           `unknown flag ${flag.text}` + (guess ? ` (did you mean ${guess}?)` : "") +
-            (!guess && path.length ? `; ${flagName(path)} has: ${listGroupLeaves(schema, path)}` : ""),
+            (!guess && path.length
+              ? `; ${flagName(path)} has: ${listGroupLeaves(schema, path)}`
+              : ""),
         );
       } else {
         problems.push(`${flag.text}: ${flagName(path)} is not a group (it is a ${info.kind})`);
@@ -202,7 +235,9 @@ function scalar(kind: string, raw: string, flag: string, problems: string[]): un
     case "number": {
       const n = Number(raw);
       if (raw.trim() === "" || Number.isNaN(n)) {
-        problems.push(`${flag}: expected ${kind === "int" ? "an integer" : "a number"}, got "${raw}"`);
+        problems.push(
+          `${flag}: expected ${kind === "int" ? "an integer" : "a number"}, got "${raw}"`,
+        );
         return undefined;
       }
       return n;
@@ -229,7 +264,9 @@ function coerceValue(
   const before = problems.length;
   if (info.kind === "object" && !(vals.length === 1 && vals[0].trim().startsWith("{"))) {
     problems.push(
-      `${flag.text} is a config group, not a leaf field. Try one of: ${listGroupLeaves(schema, path)}`,
+      `${flag.text} is a config group, not a leaf field. Try one of: ${
+        listGroupLeaves(schema, path)
+      }`,
     );
     return null;
   }
@@ -346,7 +383,9 @@ export async function loadEvalConfig(
     : undefined;
   const harnessId = idOf("env.agent.harness.id") ?? taskset?.defaultHarness ?? "bash";
   const runtimeType = idOf("env.agent.runtime.type") ?? "local";
-  const judgeFlag = parsed.flags.find((f) => roughPath(f.segments).join(".") === "env.taskset.task.judges");
+  const judgeFlag = parsed.flags.find((f) =>
+    roughPath(f.segments).join(".") === "env.taskset.task.judges"
+  );
   let judgeEntries = getPath(fileData, ["env", "taskset", "task", "judges"]);
   if (judgeFlag && judgeFlag.values.length === 1) {
     const j = parseJson(judgeFlag.values[0]);
@@ -359,7 +398,9 @@ export async function loadEvalConfig(
     tryLoad(() => loadPlugin("harness", harnessId, loadOpts), pluginErrors),
     tryLoad(() => loadPlugin("runtime", runtimeType, loadOpts), pluginErrors),
     Promise.all(
-      judgeIds.map((id) => id ? tryLoad(() => loadPlugin("judge", id, loadOpts), pluginErrors) : undefined),
+      judgeIds.map((id) =>
+        id ? tryLoad(() => loadPlugin("judge", id, loadOpts), pluginErrors) : undefined
+      ),
     ),
   ]);
   if (pluginErrors.length === 1 && problems.length === 0) throw pluginErrors[0];
@@ -381,7 +422,9 @@ export async function loadEvalConfig(
     recordLeaves(prov, typed.value, typed.path, () => flag.text);
     const existing = getPath(flagData, typed.path);
     let value = typed.value;
-    if (Array.isArray(existing) && Array.isArray(value) && !flag.values[0]?.trim().startsWith("[")) {
+    if (
+      Array.isArray(existing) && Array.isArray(value) && !flag.values[0]?.trim().startsWith("[")
+    ) {
       value = [...existing, ...value];
     }
     const next = isPlainObject(flagData) ? flagData : {};
@@ -393,7 +436,9 @@ export async function loadEvalConfig(
     setPath(flagData as Json, ["env", "taskset", "id"], parsed.positional[0]);
     prov.byPath.set("env.taskset.id", "positional <taskset-id>");
   }
-  if (!getPath(fileData, ["env", "agent", "harness", "id"]) && !idFlags.has("env.agent.harness.id")) {
+  if (
+    !getPath(fileData, ["env", "agent", "harness", "id"]) && !idFlags.has("env.agent.harness.id")
+  ) {
     fileData = mergeConfig(fileData, { env: { agent: { harness: { id: harnessId } } } });
   }
   const merged = mergeConfig(fileData, flagData);
@@ -402,7 +447,12 @@ export async function loadEvalConfig(
     const result = schema.safeParse(merged);
     return {
       config: (result.success ? result.data : merged) as EvalConfig,
-      plugins: { taskset, harness: harness!, runtime: runtime!, judges: judges.filter((j) => j) as JudgePlugin[] },
+      plugins: {
+        taskset,
+        harness: harness!,
+        runtime: runtime!,
+        judges: judges.filter((j) => j) as JudgePlugin[],
+      },
       help: true,
       schema,
     };
@@ -416,10 +466,14 @@ export async function loadEvalConfig(
   const config = result.success ? result.data as EvalConfig : undefined;
   if (config) {
     if (!config.env.taskset.id) {
-      problems.push("no taskset: give one as `vf eval <taskset-id>`, --env.taskset.id, or [env.taskset] id in a file");
+      problems.push(
+        "no taskset: give one as `vf eval <taskset-id>`, --env.taskset.id, or [env.taskset] id in a file",
+      );
     }
     if (!config.model) {
-      problems.push("no model: pass -m/--model <name> (or --model oracle to play each task's reference solution)");
+      problems.push(
+        "no model: pass -m/--model <name> (or --model oracle to play each task's reference solution)",
+      );
     }
     const keys = new Map<string, number>();
     config.env.taskset.task.judges.forEach((j, i) => {
@@ -434,7 +488,9 @@ export async function loadEvalConfig(
     });
   }
   if (problems.length) {
-    throw new ConfigError(problems, { hint: "run `vf eval [<taskset>] --help` to list the fields" });
+    throw new ConfigError(problems, {
+      hint: "run `vf eval [<taskset>] --help` to list the fields",
+    });
   }
   const resolved = config!;
   resolved.client.base_url ??= getEnv("OPENAI_BASE_URL") ?? "https://api.openai.com/v1";

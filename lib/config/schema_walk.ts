@@ -62,7 +62,9 @@ export function fieldInfo(schema: Any): FieldInfo {
     const opts = (d.options as Any[]).map((o) => fieldInfo(o));
     const nonNull = opts.filter((o) => o.kind !== "null");
     if (opts.some((o) => o.kind === "null")) nullable = true;
-    if (nonNull.length === 1) return { ...nonNull[0], nullable, hasDefault, defaultValue, description };
+    if (nonNull.length === 1) {
+      return { ...nonNull[0], nullable, hasDefault, defaultValue, description };
+    }
   }
   return { core: s, kind, nullable, hasDefault, defaultValue, description };
 }
@@ -103,7 +105,9 @@ export function childSchema(schema: Any, key: string): Any | null {
   }
   if (info.kind === "record") return d.valueType;
   if (info.kind === "array" && /^\d+$/.test(key)) return d.element;
-  if (info.kind === "tuple" && /^\d+$/.test(key)) return (d.items as Any[])[Number(key)] ?? d.rest ?? null;
+  if (info.kind === "tuple" && /^\d+$/.test(key)) {
+    return (d.items as Any[])[Number(key)] ?? d.rest ?? null;
+  }
   return null;
 }
 

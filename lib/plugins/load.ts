@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import { PluginError } from "../errors.ts";
 import { isCompiled } from "../_runtime/is_compiled.ts";
 import { runtimeName } from "../_runtime/runtime_name.ts";
-import { BUILTINS, builtinIds } from "./builtins.ts";
+import { builtinIds, BUILTINS } from "./builtins.ts";
 import { isPlugin, type Plugin, PLUGIN_KINDS, type PluginKind, type PluginOf } from "./contract.ts";
 import { barePackageName, mayBeBuiltin, normalizeId, specifierKind } from "./specifier.ts";
 
@@ -47,9 +47,12 @@ function notFound(kind: PluginKind, id: string, target: string): PluginError {
     "plugin_not_found",
     `Cannot find ${kind} "${id}": no built-in has that id and no module was found at "${target}"`,
     {
-      hint: `Built-in ${kind} ids: ${ids.join(", ")}. Otherwise give a path, a file: or https: URL, ` +
+      hint:
+        `Built-in ${kind} ids: ${ids.join(", ")}. Otherwise give a path, a file: or https: URL, ` +
         `an npm: or jsr: specifier, or an installed package name.` +
-        (kind === "harness" && normalizeId(id) === "default" ? ' The "default" harness is called "bash".' : ""),
+        (kind === "harness" && normalizeId(id) === "default"
+          ? ' The "default" harness is called "bash".'
+          : ""),
     },
   );
 }
@@ -59,7 +62,8 @@ function importFailed(kind: PluginKind, id: string, err: unknown): PluginError {
     "plugin_import_failed",
     `Cannot load ${kind} "${id}": importing it failed: ${errorText(err)}`,
     {
-      hint: "The plugin was found; the error above is its own (a syntax error, a missing dependency " +
+      hint:
+        "The plugin was found; the error above is its own (a syntax error, a missing dependency " +
         "of the plugin, or a throw at top level)",
       cause: err,
     },
@@ -98,13 +102,19 @@ function packageEntry(dir: string, subpath: string): string | null {
   const exp = meta.exports;
   let rel: string | null = null;
   if (exp !== undefined) {
-    const table = typeof exp === "object" && exp !== null && Object.keys(exp).some((k) => k.startsWith("."))
+    const table = typeof exp === "object" && exp !== null && Object.keys(exp).some((k) =>
+        k.startsWith(".")
+      )
       ? (exp as Record<string, unknown>)[key]
-      : key === "." ? exp : undefined;
+      : key === "."
+      ? exp
+      : undefined;
     rel = pickExport(table);
   }
   if (!rel && !subpath) rel = pickExport(meta.module) ?? pickExport(meta.main);
-  const candidates = rel ? [join(dir, rel)] : subpath
+  const candidates = rel
+    ? [join(dir, rel)]
+    : subpath
     ? [join(dir, subpath), ...["ts", "js", "mjs"].map((e) => join(dir, `${subpath}.${e}`))]
     : ["mod.ts", "index.ts", "index.js", "index.mjs"].map((f) => join(dir, f));
   return candidates.find((c) => existsSync(c) && statSync(c).isFile()) ?? null;
@@ -153,7 +163,9 @@ async function importExternal(kind: PluginKind, id: string, cwd: string): Promis
     return { target, builtin: false, exports };
   } catch (err) {
     if (sk === "http-url" && await urlIsMissing(id)) throw notFound(kind, id, id);
-    if ((sk === "npm" || sk === "jsr") && looksLikeMissingPackage(err, id)) throw notFound(kind, id, id);
+    if ((sk === "npm" || sk === "jsr") && looksLikeMissingPackage(err, id)) {
+      throw notFound(kind, id, id);
+    }
     throw importFailed(kind, id, err);
   }
 }
@@ -191,7 +203,11 @@ export function importPluginModule(
       if (mayBeBuiltin(id)) {
         const importer = BUILTINS[kind][normalizeId(id)];
         if (importer) {
-          return { target: `builtin:${kind}/${normalizeId(id)}`, builtin: true, exports: await importer() };
+          return {
+            target: `builtin:${kind}/${normalizeId(id)}`,
+            builtin: true,
+            exports: await importer(),
+          };
         }
       }
       return await importExternal(kind, id, cwd);
@@ -224,7 +240,8 @@ export function pickPlugin<K extends PluginKind>(
   if (all.length === 0) {
     const names = Object.keys(exports).sort();
     const abiMismatch = Object.values(exports).some((v) =>
-      typeof v === "object" && v !== null && "kind" in v && "abi" in v && (v as { abi: unknown }).abi !== 1
+      typeof v === "object" && v !== null && "kind" in v && "abi" in v &&
+      (v as { abi: unknown }).abi !== 1
     );
     throw new PluginError(
       "plugin_no_exports",
@@ -234,7 +251,9 @@ export function pickPlugin<K extends PluginKind>(
       {
         hint: abiMismatch
           ? "An export has a plugin ABI this verifiers-ts does not speak (expected abi: 1)"
-          : `Export the object made by define${kind[0].toUpperCase()}${kind.slice(1)}(...) (default or named)`,
+          : `Export the object made by define${kind[0].toUpperCase()}${
+            kind.slice(1)
+          }(...) (default or named)`,
       },
     );
   }
@@ -244,7 +263,11 @@ export function pickPlugin<K extends PluginKind>(
     throw new PluginError(
       "plugin_wrong_kind",
       `Cannot load ${kind} "${id}": the module exports no ${kind} plugin; it has ${has}`,
-      { hint: `Use it where a ${all.map(([p]) => p.kind).join(" or ")} is expected, or export a ${kind}` },
+      {
+        hint: `Use it where a ${
+          all.map(([p]) => p.kind).join(" or ")
+        } is expected, or export a ${kind}`,
+      },
     );
   }
   if (ofKind.length > 1) {

@@ -21,7 +21,9 @@ export function normalizeId(id: string): string {
 
 /** Classifies an id: a relative or absolute path, a URL, an `npm:`/`jsr:` specifier or a bare name. */
 export function specifierKind(id: string): SpecifierKind {
-  if (id.startsWith("./") || id.startsWith("../") || id.startsWith("/") || id === "." || id === "..") {
+  if (
+    id.startsWith("./") || id.startsWith("../") || id.startsWith("/") || id === "." || id === ".."
+  ) {
     return "path";
   }
   if (/^[a-zA-Z]:[\\/]/.test(id)) return "path";

@@ -9,9 +9,14 @@ import { ProviderError, TaskError } from "../errors.ts";
 import type { ClientConfigValue } from "./rollout.ts";
 import type { JudgeEntry } from "../config/eval_config.ts";
 import { createProviderClient, type ProviderClient } from "../model/provider_client.ts";
-import type { HookContext, JudgeCompletion, JudgeContext, JudgePlugin } from "../plugins/contract.ts";
+import type {
+  HookContext,
+  JudgeCompletion,
+  JudgeContext,
+  JudgePlugin,
+} from "../plugins/contract.ts";
 import type { Message } from "../trace/types.ts";
-import { judgeRewardKey, type ConfiguredJudge } from "./scoring.ts";
+import { type ConfiguredJudge, judgeRewardKey } from "./scoring.ts";
 
 /** Run-level fallbacks for judge entries. */
 export interface JudgeFallbacks {
@@ -28,8 +33,13 @@ function usageOf(json: unknown): { prompt_tokens: number; completion_tokens: num
 }
 
 /** Binds a judge plugin and its config entry into a {@link ConfiguredJudge}. */
-export function configureJudge(plugin: JudgePlugin, entry: JudgeEntry, fallbacks: JudgeFallbacks): ConfiguredJudge {
-  const ownEndpoint = entry.base_url !== null || entry.api_key_var !== null || Object.keys(entry.headers).length > 0;
+export function configureJudge(
+  plugin: JudgePlugin,
+  entry: JudgeEntry,
+  fallbacks: JudgeFallbacks,
+): ConfiguredJudge {
+  const ownEndpoint = entry.base_url !== null || entry.api_key_var !== null ||
+    Object.keys(entry.headers).length > 0;
   let client: ProviderClient | null = null;
   const getClient = () =>
     client ??= ownEndpoint
@@ -53,17 +63,28 @@ export function configureJudge(plugin: JudgePlugin, entry: JudgeEntry, fallbacks
         if (options.responseFormat !== undefined) body.response_format = options.responseFormat;
         const started = Date.now() / 1000;
         const res = await getClient().chatCompletions(body, { signal: base.signal });
-        if (res.kind !== "json") throw new TaskError(`judge '${key}': the judge endpoint answered a stream`);
+        if (res.kind !== "json") {
+          throw new TaskError(`judge '${key}': the judge endpoint answered a stream`);
+        }
         if (res.status >= 400) {
-          const msg = (res.json as { error?: { message?: string } })?.error?.message ?? res.text.slice(0, 300);
+          const msg = (res.json as { error?: { message?: string } })?.error?.message ??
+            res.text.slice(0, 300);
           throw new ProviderError(`judge '${key}': ${res.status} ${msg}`, res.status);
         }
         const text = String(
-          (res.json as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content ?? "",
+          (res.json as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message
+            ?.content ?? "",
         );
         const usage = usageOf(res.json);
         const records = (base.trace.info.judge ??= []) as unknown[];
-        const rec: Record<string, unknown> = { judge: key, model, text, parsed: null, usage, time: { start: started, end: Date.now() / 1000 } };
+        const rec: Record<string, unknown> = {
+          judge: key,
+          model,
+          text,
+          parsed: null,
+          usage,
+          time: { start: started, end: Date.now() / 1000 },
+        };
         records.push(rec);
         if (usage) {
           base.trace.extra_usage.push({

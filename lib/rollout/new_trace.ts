@@ -16,7 +16,11 @@ export function traceTask(type: string, data: TaskData, key?: string): TraceTask
 }
 
 /** A fresh trace with every field present, as Python serializes an unfinished one. */
-export function newTrace(task: TraceTask, agentConfig: Record<string, unknown>, runtimeType: string): Trace {
+export function newTrace(
+  task: TraceTask,
+  agentConfig: Record<string, unknown>,
+  runtimeType: string,
+): Trace {
   const span = () => ({ start: null, end: null });
   return {
     version: 1,

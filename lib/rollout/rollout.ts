@@ -86,7 +86,11 @@ export interface RolloutPlan {
 const TAIL_CHARS = 2000;
 
 /** The task's key (taskset `key()` or its hash) and identity record. */
-export function taskIdentity(plan: Pick<RolloutPlan, "taskset">, task: TaskData, trace: (k?: string) => TraceTask) {
+export function taskIdentity(
+  plan: Pick<RolloutPlan, "taskset">,
+  task: TaskData,
+  trace: (k?: string) => TraceTask,
+) {
   return trace(plan.taskset.key?.(task));
 }
 
@@ -102,7 +106,9 @@ export function initialMessages(task: TaskData, appendsSystemPrompt: boolean): M
   if (!system) return prompt;
   if (appendsSystemPrompt) return [{ role: "system", content: system }, ...prompt];
   if (typeof task.prompt !== "string") {
-    throw new TaskError("this harness folds the system prompt into a text prompt, and the task's prompt is messages");
+    throw new TaskError(
+      "this harness folds the system prompt into a text prompt, and the task's prompt is messages",
+    );
   }
   return [{ role: "user", content: `${system}\n\n${promptText(task.prompt)}` }];
 }
@@ -161,12 +167,21 @@ export async function runRollout(
       return trace;
     }
     earlier.push(...trace.errors);
-    plan.log(`rollout ${trace.id} failed (${trace.errors.map((e) => e.type).join(", ")}); retry ${attempt + 1}`);
+    plan.log(
+      `rollout ${trace.id} failed (${trace.errors.map((e) => e.type).join(", ")}); retry ${
+        attempt + 1
+      }`,
+    );
     await sleep(retryDelayMs(attempt), signal);
   }
 }
 
-async function runOnce(plan: RolloutPlan, task: TaskData, identity: TraceTask, signal: AbortSignal): Promise<Trace> {
+async function runOnce(
+  plan: RolloutPlan,
+  task: TaskData,
+  identity: TraceTask,
+  signal: AbortSignal,
+): Promise<Trace> {
   const trace = newTrace(identity, plan.agentConfig, plan.runtime.id);
   trace.timing.start = nowSeconds();
   const t = task.timeout ?? {};
@@ -196,7 +211,9 @@ async function runOnce(plan: RolloutPlan, task: TaskData, identity: TraceTask, s
       trace.agent.runtime.id = runtime.info.id;
     }
     if (plan.harness.capabilities.needsContainer && runtime.isLocal) {
-      throw new HarnessError(`harness '${plan.harness.id}' needs a container runtime, not '${plan.runtime.id}'`);
+      throw new HarnessError(
+        `harness '${plan.harness.id}' needs a container runtime, not '${plan.runtime.id}'`,
+      );
     }
     const messages = initialMessages(task, plan.harness.capabilities.appendsSystemPrompt);
     const rt = runtime;
@@ -207,21 +224,31 @@ async function runOnce(plan: RolloutPlan, task: TaskData, identity: TraceTask, s
           try {
             await plan.taskset.setup(ctxFor(rt, s));
           } catch (err) {
-            throw err instanceof DeadlineExceeded ? err : new TaskError(`task setup failed: ${errText(err)}`);
+            throw err instanceof DeadlineExceeded
+              ? err
+              : new TaskError(`task setup failed: ${errText(err)}`);
           }
         }
         if (plan.harness.setup) await plan.harness.setup(rt, plan.harnessConfig, s);
       });
     } catch (err) {
-      if (err instanceof DeadlineExceeded) throw new TaskError(`setup timed out after ${err.seconds}s`);
-      throw err instanceof TaskError ? err : new HarnessError(`harness setup failed: ${errText(err)}`);
+      if (err instanceof DeadlineExceeded) {
+        throw new TaskError(`setup timed out after ${err.seconds}s`);
+      }
+      throw err instanceof TaskError
+        ? err
+        : new HarnessError(`harness setup failed: ${errText(err)}`);
     } finally {
       trace.timing.setup.end = nowSeconds();
     }
     await runAgent(plan, trace, task, rt, messages, timeouts.agent, signal, ctxFor);
   } catch (err) {
     failed = true;
-    recordError(trace, err, err instanceof Error && err.name === "TaskError" ? "TaskError" : "SandboxError");
+    recordError(
+      trace,
+      err,
+      err instanceof Error && err.name === "TaskError" ? "TaskError" : "SandboxError",
+    );
   }
   failed ||= trace.errors.length > 0;
 
@@ -236,7 +263,9 @@ async function runOnce(plan: RolloutPlan, task: TaskData, identity: TraceTask, s
     } catch (err) {
       recordError(
         trace,
-        err instanceof DeadlineExceeded ? new TaskError(`finalize timed out after ${err.seconds}s`) : err,
+        err instanceof DeadlineExceeded
+          ? new TaskError(`finalize timed out after ${err.seconds}s`)
+          : err,
         "TaskError",
       );
     } finally {
@@ -247,11 +276,17 @@ async function runOnce(plan: RolloutPlan, task: TaskData, identity: TraceTask, s
     trace.timing.scoring.start = nowSeconds();
     try {
       const rt = runtime;
-      await withDeadline(timeouts.scoring, signal, (s) => scoreTrace(trace, ctxFor(rt, s), plan.scoring));
+      await withDeadline(
+        timeouts.scoring,
+        signal,
+        (s) => scoreTrace(trace, ctxFor(rt, s), plan.scoring),
+      );
     } catch (err) {
       recordError(
         trace,
-        err instanceof DeadlineExceeded ? new TaskError(`scoring timed out after ${err.seconds}s`) : err,
+        err instanceof DeadlineExceeded
+          ? new TaskError(`scoring timed out after ${err.seconds}s`)
+          : err,
         "TaskError",
       );
     } finally {
@@ -269,7 +304,11 @@ async function runOnce(plan: RolloutPlan, task: TaskData, identity: TraceTask, s
       try {
         await runtime.stopConfirmed();
       } catch (err) {
-        recordError(trace, new SandboxError(`teardown not confirmed: ${errText(err)}`), "SandboxError");
+        recordError(
+          trace,
+          new SandboxError(`teardown not confirmed: ${errText(err)}`),
+          "SandboxError",
+        );
       }
     }
   }
@@ -292,7 +331,9 @@ async function runAgent(
   const capped = capHarnessTimeout(agentTimeout, runtime);
   if (capped.capped) {
     plan.warn(
-      `agent timeout ${agentTimeout ?? "none"}s capped to the runtime's lifetime: ${capped.timeoutS}s`,
+      `agent timeout ${
+        agentTimeout ?? "none"
+      }s capped to the runtime's lifetime: ${capped.timeoutS}s`,
     );
   }
   const budget = capped.timeoutS;
@@ -327,7 +368,9 @@ async function runAgent(
     if (result.exitCode !== 0 && session.stopCondition === null) {
       if (session.providerError) throw session.providerError;
       if (!(await runtime.alive())) {
-        throw new SandboxError(`runtime died while harness '${plan.harness.id}' ran (exit ${result.exitCode})`);
+        throw new SandboxError(
+          `runtime died while harness '${plan.harness.id}' ran (exit ${result.exitCode})`,
+        );
       }
       const tail = (result.stderr.trim() || result.stdout.trim()).slice(-TAIL_CHARS);
       throw new HarnessError(`harness '${plan.harness.id}' exited ${result.exitCode}: ${tail}`);
@@ -340,7 +383,10 @@ async function runAgent(
     if (session.providerError && !(err instanceof HarnessError || err instanceof SandboxError)) {
       throw session.providerError;
     }
-    if (err instanceof Error && (err.name === "HarnessError" || err.name === "SandboxError" || err.name === "ProviderError")) {
+    if (
+      err instanceof Error &&
+      (err.name === "HarnessError" || err.name === "SandboxError" || err.name === "ProviderError")
+    ) {
       throw err;
     }
     throw new HarnessError(`harness '${plan.harness.id}' failed: ${errText(err)}`);
@@ -357,7 +403,13 @@ async function runAgent(
 function solutionFor(plan: RolloutPlan, task: TaskData): Solution {
   if (plan.taskset.solution) return plan.taskset.solution(task, plan.tasksetConfig);
   const answer = task.answer;
-  return { text: Array.isArray(answer) ? String(answer[0] ?? "") : answer === undefined ? "" : String(answer) };
+  return {
+    text: Array.isArray(answer)
+      ? String(answer[0] ?? "")
+      : answer === undefined
+      ? ""
+      : String(answer),
+  };
 }
 
 function errText(err: unknown): string {

@@ -8,7 +8,14 @@
  */
 import { TaskError, toTraceError } from "../errors.ts";
 import type { JudgeEntry } from "../config/eval_config.ts";
-import type { HookContext, JudgeContext, JudgePlugin, MetricHook, RewardHook, ScoreValue } from "../plugins/contract.ts";
+import type {
+  HookContext,
+  JudgeContext,
+  JudgePlugin,
+  MetricHook,
+  RewardHook,
+  ScoreValue,
+} from "../plugins/contract.ts";
 import type { Trace } from "../trace/types.ts";
 
 /** A reward hook under its key, with config overrides applied. */
@@ -35,7 +42,9 @@ export function judgeRewardKey(entry: JudgeEntry): string {
 }
 
 function ordered<T extends { name: string; priority?: number }>(hooks: T[]): T[] {
-  return [...hooks].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...hooks].sort((a, b) =>
+    (b.priority ?? 0) - (a.priority ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  );
 }
 
 function checkScore(name: string, value: unknown): number {
@@ -80,25 +89,36 @@ export async function scoreTrace(trace: Trace, ctx: HookContext, plan: ScoringPl
       trace.errors.push(e);
     }
   };
-  await Promise.all(ordered(plan.metrics).map((m) =>
-    run(`metric '${m.name}'`, async () => {
-      const v = await m.fn(ctx);
-      record(m.name, v, (k, s) => trace.metrics[k] = s, (k) => delete trace.metrics[k]);
-    })
-  ));
-  await Promise.all(ordered(plan.rewards).map((r) =>
-    run(`reward '${r.name}'`, async () => {
-      const v = await r.fn(ctx);
-      const weight = r.weight ?? 1;
-      record(r.name, v, (k, s) => trace.rewards[k] = { score: s, weight }, (k) => delete trace.rewards[k]);
-    })
-  ));
+  await Promise.all(
+    ordered(plan.metrics).map((m) =>
+      run(`metric '${m.name}'`, async () => {
+        const v = await m.fn(ctx);
+        record(m.name, v, (k, s) => trace.metrics[k] = s, (k) => delete trace.metrics[k]);
+      })
+    ),
+  );
+  await Promise.all(
+    ordered(plan.rewards).map((r) =>
+      run(`reward '${r.name}'`, async () => {
+        const v = await r.fn(ctx);
+        const weight = r.weight ?? 1;
+        record(r.name, v, (k, s) =>
+          trace.rewards[k] = { score: s, weight }, (k) =>
+          delete trace.rewards[k]);
+      })
+    ),
+  );
   await Promise.all(plan.judges.map((j) => {
     const key = judgeRewardKey(j.entry);
     return run(`judge '${key}'`, async () => {
       const v = await j.plugin.score(j.context(ctx));
       const weight = j.entry.weight;
-      record(key, v, (k, s) => trace.rewards[k] = { score: s, weight }, (k) => delete trace.rewards[k]);
+      record(
+        key,
+        v,
+        (k, s) => trace.rewards[k] = { score: s, weight },
+        (k) => delete trace.rewards[k],
+      );
     });
   }));
 }

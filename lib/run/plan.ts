@@ -30,7 +30,10 @@ function applyPlugs<H extends { priority?: number; weight?: number }>(
       throw new InputError(
         "plugged_fn_unsupported",
         `Cannot plug ${kind} '${name}': loading functions from \`fn\` is not supported in this version`,
-        { hint: "define the hook on the taskset, or leave `fn` unset to override weight/priority only" },
+        {
+          hint:
+            "define the hook on the taskset, or leave `fn` unset to override weight/priority only",
+        },
       );
     }
     const hook = out.get(name);
@@ -74,8 +77,12 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     model: config.model!,
     runClient: services.client,
   };
-  const configuredJudges = task.judges.map((entry: JudgeEntry, i: number) => configureJudge(judges[i], entry, fallbacks));
-  const sampling = Object.fromEntries(Object.entries(config.sampling).filter(([, v]) => v !== null));
+  const configuredJudges = task.judges.map((entry: JudgeEntry, i: number) =>
+    configureJudge(judges[i], entry, fallbacks)
+  );
+  const sampling = Object.fromEntries(
+    Object.entries(config.sampling).filter(([, v]) => v !== null),
+  );
   return {
     taskset,
     tasksetConfig: config.env.taskset as Record<string, unknown>,
@@ -83,7 +90,11 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     harnessConfig: agent.harness as Record<string, unknown>,
     runtime,
     runtimeConfig: agent.runtime as Record<string, unknown>,
-    agentConfig: structuredClone({ ...agent, model: config.model, sampling: config.sampling }) as Record<string, unknown>,
+    agentConfig: structuredClone({
+      ...agent,
+      model: config.model,
+      sampling: config.sampling,
+    }) as Record<string, unknown>,
     limits: {
       max_turns: agent.max_turns,
       max_input_tokens: agent.max_input_tokens,

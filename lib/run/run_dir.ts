@@ -24,12 +24,18 @@ export function isStrictlyInside(child: string, parent: string): boolean {
 }
 
 /** Applies `--clean` and the existing-results guard before a fresh run. */
-export function prepareRunDir(runDir: string, outputDir: string, options: { clean: boolean; resume: boolean }): void {
+export function prepareRunDir(
+  runDir: string,
+  outputDir: string,
+  options: { clean: boolean; resume: boolean },
+): void {
   if (options.clean && !options.resume && existsSync(runDir)) {
     if (!isStrictlyInside(runDir, outputDir)) {
       throw new InputError(
         "clean_outside_output",
-        `Cannot clean ${runDir}: it is not strictly inside the output directory ${resolve(outputDir)}`,
+        `Cannot clean ${runDir}: it is not strictly inside the output directory ${
+          resolve(outputDir)
+        }`,
         { hint: "--clean only deletes run directories under output_dir" },
       );
     }
@@ -40,7 +46,10 @@ export function prepareRunDir(runDir: string, outputDir: string, options: { clea
     throw new InputError(
       "run_dir_has_results",
       `run directory ${runDir} already contains results`,
-      { hint: "append --resume to continue it, overwrite it with --clean, or pick another --run.name" },
+      {
+        hint:
+          "append --resume to continue it, overwrite it with --clean, or pick another --run.name",
+      },
     );
   }
   mkdirSync(runDir, { recursive: true });
@@ -67,6 +76,9 @@ export function newLogAttempt(runDir: string): string {
 /** A line logger appending to a file. */
 export function fileLogger(path: string): (level: string, message: string) => void {
   return (level, message) => {
-    appendFileSync(path, `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}\n`);
+    appendFileSync(
+      path,
+      `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}\n`,
+    );
   };
 }

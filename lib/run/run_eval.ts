@@ -47,7 +47,10 @@ export interface RunResult {
 }
 
 /** Yields (task, rollout index) slots: every task × num_rollouts, tasks pulled lazily. */
-async function* slots(view: TasksetView, rollouts: number): AsyncGenerator<{ task: TaskData; index: number }> {
+async function* slots(
+  view: TasksetView,
+  rollouts: number,
+): AsyncGenerator<{ task: TaskData; index: number }> {
   for await (const task of view) {
     for (let i = 0; i < rollouts; i++) yield { task, index: i };
   }
@@ -60,7 +63,10 @@ async function countTasks(view: TasksetView): Promise<number> {
 }
 
 /** Runs a loaded config to completion. */
-export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions): Promise<RunResult> {
+export async function runEval(
+  loaded: LoadedConfig,
+  options: RunEvalCliOptions,
+): Promise<RunResult> {
   const config = loaded.config;
   const started = Date.now();
   const err = options.err ?? (() => {});
@@ -73,9 +79,15 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions):
   const tasksetConfig = { ...config.env.taskset } as Record<string, unknown>;
   if (config.env.taskset.system_prompt) {
     try {
-      tasksetConfig.system_prompt = readFileSync(resolve(options.cwd, config.env.taskset.system_prompt), "utf8");
+      tasksetConfig.system_prompt = readFileSync(
+        resolve(options.cwd, config.env.taskset.system_prompt),
+        "utf8",
+      );
     } catch {
-      throw new InputError("system_prompt_unreadable", `Cannot read env.taskset.system_prompt file "${config.env.taskset.system_prompt}"`);
+      throw new InputError(
+        "system_prompt_unreadable",
+        `Cannot read env.taskset.system_prompt file "${config.env.taskset.system_prompt}"`,
+      );
     }
   }
   const view = selectTasks(new TasksetView(taskset, tasksetConfig), config);
@@ -104,7 +116,13 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions):
   const interception = await startInterceptionServer({
     log: (level, m) => level === "warn" ? warn(m) : logFile(level, m),
   });
-  const plan = buildRolloutPlan({ ...loaded, config: { ...config, env: { ...config.env, taskset: tasksetConfig as typeof config.env.taskset } } }, {
+  const plan = buildRolloutPlan({
+    ...loaded,
+    config: {
+      ...config,
+      env: { ...config.env, taskset: tasksetConfig as typeof config.env.taskset },
+    },
+  }, {
     client,
     interception,
     oracle,
@@ -114,7 +132,11 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions):
   writeEvalJson(options.runDir, config);
   const writer = new TracesWriter(join(options.runDir, "traces.jsonl"));
   const envId = config.env.id ? `${config.env.id}+${config.env.taskset.id}` : config.env.taskset.id;
-  const runInfo = { type: "eval" as const, id: randomUUID().replaceAll("-", ""), name: config.run.name! };
+  const runInfo = {
+    type: "eval" as const,
+    id: randomUUID().replaceAll("-", ""),
+    name: config.run.name!,
+  };
   const acc = new SummaryAccumulator();
   const base = () => ({
     run: { name: config.run.name!, dir: options.runDir },
@@ -137,9 +159,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions):
     lastProgress = now;
     const s = acc.summary(base());
     err(
-      `${s.counts.episodes}/${expected} · ${((now - started) / 1000).toFixed(1)}s · reward ${rewardText(s)} · err ${
-        s.error_fraction === null ? "—" : s.error_fraction.toFixed(2)
-      }`,
+      `${s.counts.episodes}/${expected} · ${((now - started) / 1000).toFixed(1)}s · reward ${
+        rewardText(s)
+      } · err ${s.error_fraction === null ? "—" : s.error_fraction.toFixed(2)}`,
     );
   };
 
@@ -158,15 +180,22 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions):
       traces: [],
     };
     try {
-      const trace = await withDeadline(envTimeout, signal, (s) => runRollout(plan, task, identity, s));
+      const trace = await withDeadline(
+        envTimeout,
+        signal,
+        (s) => runRollout(plan, task, identity, s),
+      );
       episode.traces.push(trace);
     } catch (e) {
       const rec = toTraceError(e, "EnvError");
       rec.type = "EnvError";
-      if (envTimeout !== null && String(rec.message).includes("deadline")) rec.message = `episode timed out after ${envTimeout}s`;
+      if (envTimeout !== null && String(rec.message).includes("deadline")) {
+        rec.message = `episode timed out after ${envTimeout}s`;
+      }
       episode.errors.push(rec);
     }
-    episode.ok = episode.errors.length === 0 && episode.traces.length > 0 && episode.traces.every((t) => t.ok);
+    episode.ok = episode.errors.length === 0 && episode.traces.length > 0 &&
+      episode.traces.every((t) => t.ok);
     return episode;
   };
   const worker = async () => {
@@ -181,7 +210,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions):
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(config.max_concurrent, Math.max(1, expected)) }, worker));
+    await Promise.all(
+      Array.from({ length: Math.min(config.max_concurrent, Math.max(1, expected)) }, worker),
+    );
   } finally {
     writer.close();
     await interception.close();
@@ -196,7 +227,10 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalCliOptions):
 }
 
 /** Runs the evaluation of a loaded config from the CLI; returns the exit code. */
-export async function runEvalFromCli(loaded: LoadedConfig, options: RunEvalCliOptions): Promise<number> {
+export async function runEvalFromCli(
+  loaded: LoadedConfig,
+  options: RunEvalCliOptions,
+): Promise<number> {
   const ctrl = new AbortController();
   let signals = 0;
   const onSignal = () => {

@@ -13,9 +13,13 @@ export function selectTasks(
   options: { shuffle: boolean; seed: number | null; num_tasks: number | null },
 ): TasksetView {
   if (view.infinite && options.num_tasks === null) {
-    throw new InputError("taskset_infinite", `taskset "${view.id}" is infinite - bound the run with -n`, {
-      hint: "pass -n/--num-tasks N",
-    });
+    throw new InputError(
+      "taskset_infinite",
+      `taskset "${view.id}" is infinite - bound the run with -n`,
+      {
+        hint: "pass -n/--num-tasks N",
+      },
+    );
   }
   let v = view;
   if (options.shuffle) {

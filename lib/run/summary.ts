@@ -29,7 +29,13 @@ export interface RunSummary {
   taskset: string;
   harness: string;
   runtime: string;
-  counts: { episodes: number; expected: number; traces: number; errored_episodes: number; errored_traces: number };
+  counts: {
+    episodes: number;
+    expected: number;
+    traces: number;
+    errored_episodes: number;
+    errored_traces: number;
+  };
   reward: { mean: number | null; mean_all: number | null };
   error_fraction: number | null;
   rewards: Record<string, number | null>;
@@ -153,9 +159,25 @@ export class SummaryAccumulator {
   }
 
   /** The summary so far. */
-  summary(base: Omit<RunSummary, "counts" | "reward" | "error_fraction" | "rewards" | "metrics" | "usage" | "turns_mean" | "times_mean_s" | "errors_by_type"> & { expected: number }): RunSummary {
+  summary(
+    base:
+      & Omit<
+        RunSummary,
+        | "counts"
+        | "reward"
+        | "error_fraction"
+        | "rewards"
+        | "metrics"
+        | "usage"
+        | "turns_mean"
+        | "times_mean_s"
+        | "errors_by_type"
+      >
+      & { expected: number },
+  ): RunSummary {
     const { expected, ...rest } = base;
-    const means = (m: Map<string, Mean>) => Object.fromEntries([...m].map(([k, v]) => [k, v.value]));
+    const means = (m: Map<string, Mean>) =>
+      Object.fromEntries([...m].map(([k, v]) => [k, v.value]));
     return {
       ...rest,
       counts: {
@@ -194,10 +216,15 @@ export function renderSummary(s: RunSummary): string {
   row("run", `${s.taskset} · ${s.harness} harness · ${s.runtime} runtime · model ${s.model}`);
   row("done", `${s.counts.episodes}/${s.counts.expected} episodes · ${s.wall_time_s.toFixed(1)}s`);
   row("reward", rewardText(s));
-  row("errors", `${fmt(s.error_fraction, 2)}` + (Object.keys(s.errors_by_type).length
-    ? `  (${Object.entries(s.errors_by_type).map(([k, v]) => `${k} ${v}`).join(", ")})`
-    : ""));
-  const kv = (o: Record<string, number | null>) => Object.entries(o).map(([k, v]) => `${k} ${fmt(v)}`).join(" · ");
+  row(
+    "errors",
+    `${fmt(s.error_fraction, 2)}` +
+      (Object.keys(s.errors_by_type).length
+        ? `  (${Object.entries(s.errors_by_type).map(([k, v]) => `${k} ${v}`).join(", ")})`
+        : ""),
+  );
+  const kv = (o: Record<string, number | null>) =>
+    Object.entries(o).map(([k, v]) => `${k} ${fmt(v)}`).join(" · ");
   if (Object.keys(s.rewards).length) row("rewards", kv(s.rewards));
   if (Object.keys(s.metrics).length) row("metrics", kv(s.metrics));
   const u = s.usage;
@@ -206,14 +233,17 @@ export function renderSummary(s: RunSummary): string {
     `in ${u.prompt_tokens} (cached ${u.cached_input_tokens}) · out ${u.completion_tokens} (reasoning ${u.reasoning_tokens})` +
       (u.judge_prompt_tokens + u.judge_completion_tokens
         ? ` · + judge in ${u.judge_prompt_tokens} out ${u.judge_completion_tokens}`
-        : "") + ` · turns ${fmt(s.turns_mean, 1)}`,
+        : "") +
+      ` · turns ${fmt(s.turns_mean, 1)}`,
   );
   const t = s.times_mean_s;
   row(
     "time",
-    `boot ${fmt(t.boot, 2)}s · setup ${fmt(t.setup, 2)}s · agent ${fmt(t.agent, 2)}s (model ${fmt(t.model, 2)}s + harness ${
-      fmt(t.harness, 2)
-    }s) · finalize ${fmt(t.finalize, 2)}s · scoring ${fmt(t.scoring, 2)}s`,
+    `boot ${fmt(t.boot, 2)}s · setup ${fmt(t.setup, 2)}s · agent ${fmt(t.agent, 2)}s (model ${
+      fmt(t.model, 2)
+    }s + harness ${fmt(t.harness, 2)}s) · finalize ${fmt(t.finalize, 2)}s · scoring ${
+      fmt(t.scoring, 2)
+    }s`,
   );
   row("output", s.output_dir);
   return lines.join("\n");

@@ -82,7 +82,9 @@ export function capHarnessTimeout(
   harnessTimeoutS: number | null,
   runtime: Pick<Runtime, "isLocal" | "timeoutS">,
 ): { timeoutS: number | null; capped: boolean } {
-  if (runtime.isLocal || runtime.timeoutS === null) return { timeoutS: harnessTimeoutS, capped: false };
+  if (runtime.isLocal || runtime.timeoutS === null) {
+    return { timeoutS: harnessTimeoutS, capped: false };
+  }
   const cap = Math.trunc(runtime.timeoutS);
   if (harnessTimeoutS === null || harnessTimeoutS > cap) return { timeoutS: cap, capped: true };
   return { timeoutS: harnessTimeoutS, capped: false };

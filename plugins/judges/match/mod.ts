@@ -44,7 +44,9 @@ export const matchJudgeConfig = z.object({
  * Scores one trace: 1 when its last reply matches the task's answer field, else 0;
  * `{}` (no score) for a task without the field when `missing = "skip"`.
  */
-export function scoreMatch(ctx: Pick<JudgeContext, "judge" | "task" | "trace">): 0 | 1 | Record<string, never> {
+export function scoreMatch(
+  ctx: Pick<JudgeContext, "judge" | "task" | "trace">,
+): 0 | 1 | Record<string, never> {
   const cfg = matchJudgeConfig.parse(ctx.judge);
   const answer = ctx.task[cfg.answer_field];
   if (answer === undefined || answer === null) {
