@@ -29,7 +29,7 @@ import { promptText, type TaskData } from "../tasks/task_data.ts";
 import type { Message, Trace, TraceTask } from "../trace/types.ts";
 import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { newTrace } from "./new_trace.ts";
-import { type NamedMetric, type NamedReward, scoreTrace, type ScoringPlan } from "./scoring.ts";
+import { scoreTrace, type ScoringPlan } from "./scoring.ts";
 
 /** The run's client config (no secrets: the key's variable name only). */
 export interface ClientConfigValue {
@@ -84,15 +84,6 @@ export interface RolloutPlan {
 }
 
 const TAIL_CHARS = 2000;
-
-/** The task's key (taskset `key()` or its hash) and identity record. */
-export function taskIdentity(
-  plan: Pick<RolloutPlan, "taskset">,
-  task: TaskData,
-  trace: (k?: string) => TraceTask,
-) {
-  return trace(plan.taskset.key?.(task));
-}
 
 /** The initial conversation of a task, with the system prompt placed per the harness. */
 export function initialMessages(task: TaskData, appendsSystemPrompt: boolean): Message[] {
@@ -416,4 +407,3 @@ function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export type { NamedMetric, NamedReward };
