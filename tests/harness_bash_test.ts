@@ -4,19 +4,17 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
-import process from "node:process";
+import { join } from "node:path";
 import bashHarness from "../plugins/harnesses/bash/mod.ts";
 import nullHarness from "../plugins/harnesses/null/mod.ts";
 import { runChatLoop } from "../lib/harness/chat_loop.ts";
 import type { HarnessPlugin } from "../lib/plugins/contract.ts";
-import type { ProgramResult, RunOptions, Runtime } from "../lib/runtime/runtime.ts";
+import { tempRuntime } from "./_temp_runtime.ts";
 import type { Message } from "../lib/trace/types.ts";
 
 const SECRET = "sk-rollout-test-secret";
@@ -24,63 +22,6 @@ const BASH_SENTENCE =
   "You are a coding agent. You have access to a bash tool for running shell commands.";
 const EDIT_SENTENCE =
   " You also have an edit tool for single-occurrence string replacement in a file.";
-
-// ---------- a tiny temp-dir runtime ----------
-
-function tempRuntime(dir: string): Runtime {
-  const abs = (p: string) => (isAbsolute(p) ? p : join(dir, p));
-  return {
-    info: { type: "test", id: dir },
-    stopped: false,
-    isLocal: true,
-    timeoutS: null,
-    workdir: dir,
-    async start() {},
-    run(argv: string[], opts: RunOptions = {}): Promise<ProgramResult> {
-      return new Promise((resolve) => {
-        const child = spawn(argv[0], argv.slice(1), {
-          cwd: opts.cwd ? abs(opts.cwd) : dir,
-          env: { ...process.env, ...opts.env },
-          detached: true,
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let stdout = "";
-        let stderr = "";
-        let timedOut = false;
-        child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-        child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-        const kill = () => {
-          try {
-            process.kill(-child.pid!, "SIGKILL");
-          } catch { /* already gone */ }
-        };
-        const timer = opts.timeoutMs === undefined ? null : setTimeout(() => {
-          timedOut = true;
-          kill();
-        }, opts.timeoutMs);
-        if (opts.signal?.aborted) kill();
-        opts.signal?.addEventListener("abort", kill, { once: true });
-        child.on("error", (err) => resolve({ exitCode: 127, stdout, stderr: String(err) }));
-        child.on("close", (code, sig) => {
-          if (timer) clearTimeout(timer);
-          opts.signal?.removeEventListener("abort", kill);
-          const exitCode = timedOut ? 124 : code ?? 128 + (sig === "SIGKILL" ? 9 : 15);
-          resolve({ exitCode, stdout, stderr });
-        });
-      });
-    },
-    async write(path: string, data: string | Uint8Array) {
-      await mkdir(dirname(abs(path)), { recursive: true });
-      await writeFile(abs(path), data);
-    },
-    async read(path: string) {
-      return new Uint8Array(await readFile(abs(path)));
-    },
-    alive: () => Promise.resolve(true),
-    async stop() {},
-    async stopConfirmed() {},
-  };
-}
 
 // ---------- a strict scripted OpenAI-compatible server ----------
 

@@ -4,60 +4,18 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
-import process from "node:process";
+import { join } from "node:path";
 import commandHarness from "../plugins/harnesses/command/mod.ts";
-import type { ProgramResult, RunOptions, Runtime } from "../lib/runtime/runtime.ts";
+import { tempRuntime } from "./_temp_runtime.ts";
 import type { Message } from "../lib/trace/types.ts";
 
 const SECRET = "sk-command-test-secret";
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
-
-function tempRuntime(dir: string): Runtime {
-  const abs = (p: string) => (isAbsolute(p) ? p : join(dir, p));
-  return {
-    info: { type: "test", id: dir },
-    stopped: false,
-    isLocal: true,
-    timeoutS: null,
-    workdir: dir,
-    async start() {},
-    run(argv: string[], opts: RunOptions = {}): Promise<ProgramResult> {
-      return new Promise((resolve) => {
-        const child = spawn(argv[0], argv.slice(1), {
-          cwd: dir,
-          env: { ...process.env, ...opts.env },
-          stdio: ["ignore", "pipe", "pipe"],
-          signal: opts.signal,
-        });
-        let stdout = "";
-        let stderr = "";
-        child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-        child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-        child.on("error", (err) => {
-          if (err.name !== "AbortError") resolve({ exitCode: 127, stdout, stderr: String(err) });
-        });
-        child.on("close", (code) => resolve({ exitCode: code ?? 137, stdout, stderr }));
-      });
-    },
-    async write(path: string, data: string | Uint8Array) {
-      await mkdir(dirname(abs(path)), { recursive: true });
-      await writeFile(abs(path), data);
-    },
-    async read(path: string) {
-      return new Uint8Array(await readFile(abs(path)));
-    },
-    alive: () => Promise.resolve(true),
-    async stop() {},
-    async stopConfirmed() {},
-  };
-}
 
 interface Recorded {
   headers: IncomingHttpHeaders;
