@@ -76,16 +76,17 @@ export const TIMEOUT_EXIT_CODE = 124;
 
 /**
  * Caps a harness timeout to a remote runtime's lifetime: `Math.trunc(runtime timeout)`.
- * Local runtimes are uncapped. Returns the effective seconds and whether it was capped.
+ * No timeout (null) and local runtimes are left unchanged (the sandbox's own lifetime
+ * still bounds a remote rollout). Returns the effective seconds and whether it was capped.
  */
 export function capHarnessTimeout(
   harnessTimeoutS: number | null,
   runtime: Pick<Runtime, "isLocal" | "timeoutS">,
 ): { timeoutS: number | null; capped: boolean } {
-  if (runtime.isLocal || runtime.timeoutS === null) {
+  if (harnessTimeoutS === null || runtime.isLocal) {
     return { timeoutS: harnessTimeoutS, capped: false };
   }
-  const cap = Math.trunc(runtime.timeoutS);
-  if (harnessTimeoutS === null || harnessTimeoutS > cap) return { timeoutS: cap, capped: true };
+  const cap = Math.trunc(runtime.timeoutS ?? 86400);
+  if (harnessTimeoutS > cap) return { timeoutS: cap, capped: true };
   return { timeoutS: harnessTimeoutS, capped: false };
 }

@@ -1,0 +1,262 @@
+/**
+ * `vf sandboxes list`, `vf sandboxes gc` and `vf sandbox exec`: the user's view of the
+ * sandbox ledger (every remote sandbox not yet confirmed stopped), confirmed cleanup of
+ * what it lists, and a one-shot command in a fresh sandbox (to check credentials and
+ * images).
+ *
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import process from "node:process";
+import { fieldInfo } from "../config/schema_walk.ts";
+import { InputError } from "../errors.ts";
+import type { RuntimePlugin } from "../plugins/contract.ts";
+import { loadPlugin } from "../plugins/load.ts";
+import { ledgerDir, type LedgerEntry, listSandboxes, removeSandbox } from "../runtime/ledger.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import { writeStderr, writeStdout } from "../_runtime/tty.ts";
+import { err, out, paint } from "./output.ts";
+
+const SANDBOXES_USAGE = "vf sandboxes list [--json] | vf sandboxes gc";
+const EXEC_USAGE = "vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>";
+
+/** Runs `vf sandboxes ...`; returns the exit code. */
+export async function sandboxesCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === "list" && (rest.length === 0 || (rest.length === 1 && rest[0] === "--json"))) {
+    return await listCommand(rest[0] === "--json");
+  }
+  if (sub === "gc" && rest.length === 0) return await gcCommand();
+  throw new InputError("usage", `Cannot run \`vf sandboxes ${argv.join(" ")}\``, {
+    hint: SANDBOXES_USAGE,
+  });
+}
+
+function age(createdAt: string): string {
+  const t = Date.parse(createdAt);
+  if (!Number.isFinite(t)) return "?";
+  const s = Math.max(0, Math.round((Date.now() - t) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  if (s < 172_800) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}
+
+async function listCommand(json: boolean): Promise<number> {
+  const entries = listSandboxes();
+  if (json) {
+    await out(JSON.stringify(entries, null, 2));
+    return 0;
+  }
+  if (entries.length === 0) {
+    await err(`no sandboxes in the ledger (${ledgerDir()})`);
+    return 0;
+  }
+  const rows = [["PROVIDER", "ID", "AGE", "NAME", "RUN"]];
+  for (const e of entries) {
+    rows.push([e.provider, e.id, age(e.created_at), e.name ?? "-", e.run ?? "-"]);
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  await out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n"));
+  await err(`${entries.length} sandbox(es) not confirmed stopped; \`vf sandboxes gc\` stops them`);
+  return 0;
+}
+
+/** Confirms the stop of one ledger entry and removes it; throws when it cannot. */
+export async function gcEntry(
+  entry: LedgerEntry,
+  log?: (m: string) => void,
+): Promise<void> {
+  let plugin: RuntimePlugin;
+  try {
+    plugin = await loadPlugin("runtime", entry.provider);
+  } catch (e) {
+    throw new Error(`unknown runtime type "${entry.provider}": ${(e as Error).message}`);
+  }
+  if (!plugin.stopById) {
+    throw new Error(`runtime "${entry.provider}" cannot stop a sandbox by id`);
+  }
+  await plugin.stopById(entry, { log });
+  removeSandbox(entry.provider, entry.id);
+}
+
+async function gcCommand(): Promise<number> {
+  const entries = listSandboxes();
+  if (entries.length === 0) {
+    await err(`no sandboxes in the ledger (${ledgerDir()})`);
+    return 0;
+  }
+  const failed: { entry: LedgerEntry; error: string }[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < entries.length) {
+      const entry = entries[next++];
+      try {
+        await gcEntry(entry);
+        await out(`stopped ${entry.provider} ${entry.id}`);
+      } catch (e) {
+        failed.push({ entry, error: e instanceof Error ? e.message : String(e) });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, entries.length) }, worker));
+  for (const f of failed) {
+    await err(`${paint("not stopped:", "red")} ${f.entry.provider} ${f.entry.id}: ${f.error}`);
+  }
+  await err(
+    `${entries.length - failed.length} of ${entries.length} sandbox(es) confirmed stopped` +
+      (failed.length ? `; ${failed.length} left in the ledger (${ledgerDir()})` : ""),
+  );
+  return failed.length ? 1 : 0;
+}
+
+/** The parsed arguments of `vf sandbox exec`. */
+export interface SandboxExecArgs {
+  runtime: string;
+  /** Raw `--runtime.<key>` values, keys in snake case. */
+  settings: Record<string, string | true>;
+  command: string[];
+}
+
+/** Parses `vf sandbox exec` arguments (after `exec`). */
+export function parseSandboxExecArgs(argv: string[]): SandboxExecArgs {
+  const dash = argv.indexOf("--");
+  const flags = dash < 0 ? argv : argv.slice(0, dash);
+  const command = dash < 0 ? [] : argv.slice(dash + 1);
+  let runtime: string | null = null;
+  const settings: Record<string, string | true> = {};
+  for (let i = 0; i < flags.length; i++) {
+    const tok = flags[i];
+    const eq = tok.indexOf("=");
+    const name = eq >= 0 ? tok.slice(0, eq) : tok;
+    const inline = eq >= 0 ? tok.slice(eq + 1) : undefined;
+    const take = (): string | true => {
+      if (inline !== undefined) return inline;
+      const v = flags[i + 1];
+      if (v === undefined || v.startsWith("--")) return true;
+      i++;
+      return v;
+    };
+    if (name === "--runtime") {
+      const v = take();
+      if (v === true) throw usage("--runtime needs a runtime type");
+      runtime = v;
+    } else if (name.startsWith("--runtime.") && name.length > "--runtime.".length) {
+      settings[name.slice("--runtime.".length).replaceAll("-", "_")] = take();
+    } else {
+      throw usage(`unexpected argument "${tok}"`);
+    }
+  }
+  if (!runtime) throw usage("--runtime is required");
+  if (command.length === 0) throw usage("no command after `--`");
+  return { runtime, settings, command };
+}
+
+function usage(problem: string): InputError {
+  return new InputError("usage", `Cannot run \`vf sandbox exec\`: ${problem}`, {
+    hint: EXEC_USAGE,
+  });
+}
+
+/** Types `--runtime.<key>` strings against the runtime's config schema. */
+function typeSettings(
+  plugin: RuntimePlugin,
+  raw: Record<string, string | true>,
+): Record<string, unknown> {
+  const shape = plugin.config.shape as Record<string, Parameters<typeof fieldInfo>[0]>;
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    const field = shape[key];
+    if (!field) {
+      problems.push(
+        `unknown key --runtime.${key}; runtime "${plugin.id}" has: ${
+          Object.keys(shape).join(", ") || "no keys"
+        }`,
+      );
+      continue;
+    }
+    const info = fieldInfo(field);
+    if (value === true) {
+      if (info.kind === "boolean") out[key] = true;
+      else problems.push(`--runtime.${key} needs a value`);
+      continue;
+    }
+    if (value === "None" || (value === "null" && info.kind !== "string")) out[key] = null;
+    else if (info.kind === "string" || info.kind === "enum") out[key] = value;
+    else if (info.kind === "boolean") out[key] = ["true", "1", "yes"].includes(value.toLowerCase());
+    else if (info.kind === "number" || info.kind === "int") {
+      const n = Number(value);
+      if (value.trim() === "" || Number.isNaN(n)) {
+        problems.push(`--runtime.${key}: expected a number`);
+      } else out[key] = n;
+    } else {
+      try {
+        out[key] = JSON.parse(value);
+      } catch {
+        out[key] = value;
+      }
+    }
+  }
+  if (problems.length) {
+    throw new InputError("usage", problems.join("\n"), { hint: EXEC_USAGE });
+  }
+  return out;
+}
+
+/** Runs `vf sandbox ...`; returns the exit code (the command's own exit code on success). */
+export async function sandboxCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== "exec") {
+    throw new InputError("usage", "Cannot run `vf sandbox`: expected `exec`", {
+      hint: EXEC_USAGE,
+    });
+  }
+  const args = parseSandboxExecArgs(rest);
+  const plugin = await loadPlugin("runtime", args.runtime);
+  const config = { type: args.runtime, ...typeSettings(plugin, args.settings) };
+  const log = (m: string) => void err(`${paint("warning:", "yellow")} ${m}`);
+  const name = `vf-exec-${randomBytes(4).toString("hex")}`;
+  const runtime: Runtime = plugin.create(config, { name, log });
+
+  const ctrl = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    if (signals === 1) {
+      void err("stopping: cancelling the command, then stopping the sandbox");
+      ctrl.abort(new Error("interrupted"));
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let code = 1;
+  let failure: unknown = null;
+  try {
+    await err(`starting a ${plugin.id} sandbox...`);
+    await runtime.start({ signal: ctrl.signal });
+    if (runtime.info.id) await err(`sandbox ${runtime.info.id} is ready`);
+    const r = await runtime.run(args.command, { signal: ctrl.signal });
+    writeStdout(r.stdout);
+    writeStderr(r.stderr);
+    code = ctrl.signal.aborted ? 130 : r.exitCode;
+  } catch (e) {
+    failure = e;
+  } finally {
+    try {
+      await runtime.stopConfirmed();
+      if (runtime.info.id) await err(`sandbox ${runtime.info.id} stopped (confirmed)`);
+    } catch (e) {
+      await err(
+        `${paint("error:", "red")} sandbox ${runtime.info.id ?? "(no id)"} not confirmed stopped: ${
+          e instanceof Error ? e.message : String(e)
+        }\nhint: it stays in the ledger; run \`vf sandboxes gc\``,
+      );
+      if (failure === null) code = 1;
+    }
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  if (failure !== null) throw failure;
+  return code;
+}
