@@ -1,0 +1,480 @@
+/**
+ * A minimal gRPC client transport over `node:http2` (the same code on Deno, Bun and Node):
+ * unary and server-streaming calls, 5-byte length-prefixed messages, the status read from
+ * the trailers (or from the headers of a trailers-only response), `grpc-message`
+ * percent-decoded, HTTP statuses and stream resets mapped to gRPC codes. `http://` targets
+ * use h2c (prior knowledge), `https://` targets TLS with ALPN `h2`.
+ *
+ * Deliberately not `fetch`: fetch cannot read response trailers, so it cannot tell a stream
+ * that ended OK from one that ended UNAVAILABLE (reference §3.7).
+ *
+ * @module
+ */
+import http2 from "node:http2";
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from "node:http2";
+
+/** gRPC status codes. */
+export const Status = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+
+const STATUS_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(Status).map(([k, v]) => [v, k]),
+);
+
+/** The name of a gRPC status code (`NOT_FOUND`), or `CODE_<n>`. */
+export function statusName(code: number): string {
+  return STATUS_NAMES[code] ?? `CODE_${code}`;
+}
+
+/** A call that ended with a non-OK gRPC status. */
+export class GrpcError extends Error {
+  /** The gRPC status code. */
+  readonly code: number;
+  /** The status message (`grpc-message`, percent-decoded). */
+  readonly details: string;
+  /** The method path, e.g. `/modal.client.ModalClient/SandboxCreate`. */
+  readonly path: string;
+  constructor(code: number, details: string, path: string, options: { cause?: unknown } = {}) {
+    super(
+      `${path.split("/").pop() || path} failed: ${statusName(code)}${
+        details ? `: ${details}` : ""
+      }`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.name = "GrpcError";
+    this.code = code;
+    this.details = details;
+    this.path = path;
+  }
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Request metadata (header names lowercase). */
+  metadata?: Record<string, string>;
+  /** Client-side deadline: the call is cancelled and fails DEADLINE_EXCEEDED after this. */
+  timeoutMs?: number;
+  /** Cancels the call (CANCELLED). */
+  signal?: AbortSignal;
+}
+
+/** Options of a {@link GrpcChannel}. */
+export interface ChannelOptions {
+  /** Use h2c even for an `https://` target (loopback test servers). @default from the URL */
+  plaintext?: boolean;
+  /** Largest message accepted or sent. @default 100 MiB (as libmodal) */
+  maxMessageBytes?: number;
+  /** `user-agent` header. */
+  userAgent?: string;
+}
+
+const DEFAULT_MAX_MESSAGE = 100 * 1024 * 1024;
+
+/** Maps an HTTP status of a non-gRPC response to a gRPC code (the gRPC spec's table). */
+export function httpStatusToGrpc(status: number): number {
+  switch (status) {
+    case 400:
+      return Status.INTERNAL;
+    case 401:
+      return Status.UNAUTHENTICATED;
+    case 403:
+      return Status.PERMISSION_DENIED;
+    case 404:
+      return Status.UNIMPLEMENTED;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return Status.UNAVAILABLE;
+    default:
+      return Status.UNKNOWN;
+  }
+}
+
+/** Maps an HTTP/2 RST_STREAM code (no gRPC status received) to a gRPC code. */
+function rstCodeToGrpc(rst: number): number {
+  switch (rst) {
+    case http2.constants.NGHTTP2_REFUSED_STREAM:
+      return Status.UNAVAILABLE;
+    case http2.constants.NGHTTP2_CANCEL:
+      return Status.CANCELLED;
+    case http2.constants.NGHTTP2_ENHANCE_YOUR_CALM:
+      return Status.RESOURCE_EXHAUSTED;
+    case http2.constants.NGHTTP2_INADEQUATE_SECURITY:
+      return Status.PERMISSION_DENIED;
+    default:
+      return Status.INTERNAL;
+  }
+}
+
+/** Percent-decodes a `grpc-message` value (invalid escapes are kept as they are). */
+export function decodeGrpcMessage(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** Frames one message: flag 0 (uncompressed), uint32 big-endian length, bytes. */
+export function frameMessage(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + message.byteLength);
+  new DataView(out.buffer).setUint32(1, message.byteLength);
+  out.set(message, 5);
+  return out;
+}
+
+/** Splits a byte stream into gRPC messages (5-byte prefixed). */
+export class FrameParser {
+  #buffer = new Uint8Array(0);
+  readonly #max: number;
+  constructor(maxMessageBytes: number) {
+    this.#max = maxMessageBytes;
+  }
+
+  /** Adds bytes; returns the complete messages, or throws a GrpcError code for a bad frame. */
+  push(chunk: Uint8Array, path: string): Uint8Array[] {
+    const joined = new Uint8Array(this.#buffer.byteLength + chunk.byteLength);
+    joined.set(this.#buffer, 0);
+    joined.set(chunk, this.#buffer.byteLength);
+    const out: Uint8Array[] = [];
+    let pos = 0;
+    while (joined.byteLength - pos >= 5) {
+      const view = new DataView(joined.buffer, joined.byteOffset + pos, 5);
+      const flag = view.getUint8(0);
+      const len = view.getUint32(1);
+      if (flag !== 0) {
+        throw new GrpcError(
+          Status.INTERNAL,
+          "compressed message received without compression",
+          path,
+        );
+      }
+      if (len > this.#max) {
+        throw new GrpcError(
+          Status.RESOURCE_EXHAUSTED,
+          `received message larger than max (${len} vs. ${this.#max})`,
+          path,
+        );
+      }
+      if (joined.byteLength - pos - 5 < len) break;
+      out.push(joined.slice(pos + 5, pos + 5 + len));
+      pos += 5 + len;
+    }
+    this.#buffer = joined.slice(pos);
+    return out;
+  }
+
+  /** Bytes left over (an incomplete frame). */
+  get pending(): number {
+    return this.#buffer.byteLength;
+  }
+}
+
+/** A server-streaming call: iterate messages; the iteration throws a GrpcError on failure. */
+export interface ServerStream extends AsyncIterable<Uint8Array> {
+  /** Cancels the call. */
+  cancel(): void;
+}
+
+/**
+ * One HTTP/2 connection to a gRPC server, reconnected on demand. Calls keep the process
+ * alive only while they run (the session is unref'd when idle).
+ */
+export class GrpcChannel {
+  readonly target: string;
+  readonly #authority: string;
+  readonly #options: ChannelOptions;
+  #session: ClientHttp2Session | null = null;
+  #active = 0;
+  #closed = false;
+
+  /** `target` is `http://host:port` (h2c) or `https://host:port` (TLS). */
+  constructor(target: string, options: ChannelOptions = {}) {
+    const url = new URL(target);
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new TypeError(`gRPC target must be http:// or https://, got "${target}"`);
+    }
+    const plaintext = options.plaintext ?? url.protocol === "http:";
+    const port = url.port || (url.protocol === "https:" ? "443" : "80");
+    this.#authority = `${plaintext ? "http" : "https"}://${url.hostname}:${port}`;
+    this.target = target;
+    this.#options = options;
+  }
+
+  /** Closes the connection; calls in flight fail. Later calls fail with CANCELLED. */
+  close(): void {
+    this.#closed = true;
+    const s = this.#session;
+    this.#session = null;
+    if (s && !s.destroyed) {
+      s.close();
+      // Give in-flight streams a moment, then make sure nothing keeps the process alive.
+      s.unref?.();
+    }
+  }
+
+  #getSession(): ClientHttp2Session {
+    const existing = this.#session;
+    if (existing && !existing.closed && !existing.destroyed) return existing;
+    const session = http2.connect(this.#authority);
+    const drop = () => {
+      if (this.#session === session) this.#session = null;
+    };
+    session.on("error", drop);
+    session.on("close", drop);
+    session.on("goaway", drop);
+    this.#session = session;
+    return session;
+  }
+
+  #acquire(session: ClientHttp2Session): void {
+    this.#active++;
+    session.ref?.();
+  }
+
+  #release(session: ClientHttp2Session): void {
+    this.#active = Math.max(0, this.#active - 1);
+    if (this.#active === 0 && !session.destroyed) session.unref?.();
+  }
+
+  /** A unary call: one request message, exactly one response message. */
+  async unary(path: string, request: Uint8Array, options: CallOptions = {}): Promise<Uint8Array> {
+    let response: Uint8Array | null = null;
+    for await (const message of this.#call(path, request, options)) {
+      if (response !== null) {
+        throw new GrpcError(Status.UNIMPLEMENTED, "unary call received several messages", path);
+      }
+      response = message;
+    }
+    if (response === null) {
+      throw new GrpcError(Status.UNIMPLEMENTED, "unary call received no message", path);
+    }
+    return response;
+  }
+
+  /** A server-streaming call. */
+  serverStream(path: string, request: Uint8Array, options: CallOptions = {}): ServerStream {
+    return this.#call(path, request, options);
+  }
+
+  #call(path: string, request: Uint8Array, options: CallOptions): ServerStream {
+    const queue: Uint8Array[] = [];
+    let failure: GrpcError | null = null;
+    let done = false;
+    let wake: (() => void) | null = null;
+    let stream: ClientHttp2Stream | null = null;
+    let session: ClientHttp2Session | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let released = false;
+
+    const notify = () => {
+      const w = wake;
+      wake = null;
+      w?.();
+    };
+    const finish = (err: GrpcError | null) => {
+      if (done) return;
+      done = true;
+      failure = err;
+      if (timer !== undefined) clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      if (session && !released) {
+        released = true;
+        this.#release(session);
+      }
+      notify();
+    };
+    const cancel = (err: GrpcError) => {
+      if (done) return;
+      try {
+        if (stream && !stream.closed && !stream.destroyed) {
+          stream.close(http2.constants.NGHTTP2_CANCEL);
+        }
+      } catch {
+        // already closed
+      }
+      finish(err);
+    };
+    const onAbort = () => cancel(new GrpcError(Status.CANCELLED, "cancelled by the caller", path));
+
+    const start = () => {
+      if (this.#closed) {
+        finish(new GrpcError(Status.CANCELLED, "channel is closed", path));
+        return;
+      }
+      if (options.signal?.aborted) {
+        finish(new GrpcError(Status.CANCELLED, "cancelled by the caller", path));
+        return;
+      }
+      if (request.byteLength > (this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE)) {
+        finish(new GrpcError(Status.RESOURCE_EXHAUSTED, "request message too large", path));
+        return;
+      }
+      const maxMessage = this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE;
+      const parser = new FrameParser(maxMessage);
+      let s: ClientHttp2Session;
+      try {
+        s = this.#getSession();
+      } catch (e) {
+        finish(new GrpcError(Status.UNAVAILABLE, errorText(e), path, { cause: e }));
+        return;
+      }
+      session = s;
+      this.#acquire(s);
+      const headers: Record<string, string> = {
+        ":method": "POST",
+        ":path": path,
+        "content-type": "application/grpc",
+        te: "trailers",
+        // We never decompress, so we advertise no message or transfer compression.
+        "grpc-accept-encoding": "identity",
+        "accept-encoding": "identity",
+      };
+      if (this.#options.userAgent) headers["user-agent"] = this.#options.userAgent;
+      for (const [k, v] of Object.entries(options.metadata ?? {})) headers[k.toLowerCase()] = v;
+      let req: ClientHttp2Stream;
+      try {
+        req = s.request(headers, { endStream: false });
+      } catch (e) {
+        finish(new GrpcError(Status.UNAVAILABLE, errorText(e), path, { cause: e }));
+        return;
+      }
+      stream = req;
+      let statusFromHeaders: { code: number; message: string } | null = null;
+      let statusFromTrailers: { code: number; message: string } | null = null;
+      let httpError: GrpcError | null = null;
+
+      req.on("response", (h: IncomingHttpHeaders) => {
+        const http = Number(h[":status"] ?? 0);
+        const gs = h["grpc-status"];
+        if (gs !== undefined) {
+          statusFromHeaders = { code: Number(gs), message: headerText(h["grpc-message"]) };
+          return;
+        }
+        if (http !== 200) {
+          httpError = new GrpcError(
+            httpStatusToGrpc(http),
+            `HTTP status ${http} (no gRPC status)`,
+            path,
+          );
+          return;
+        }
+        const ct = String(h["content-type"] ?? "");
+        if (!ct.startsWith("application/grpc")) {
+          httpError = new GrpcError(Status.UNKNOWN, `unexpected content-type "${ct}"`, path);
+        }
+      });
+      req.on("trailers", (t: IncomingHttpHeaders) => {
+        const gs = t["grpc-status"];
+        statusFromTrailers = gs === undefined
+          ? { code: Status.UNKNOWN, message: "trailers without grpc-status" }
+          : { code: Number(gs), message: headerText(t["grpc-message"]) };
+      });
+      req.on("data", (chunk: Uint8Array) => {
+        if (done) return;
+        try {
+          for (const m of parser.push(chunk, path)) queue.push(m);
+        } catch (e) {
+          cancel(e as GrpcError);
+          return;
+        }
+        notify();
+      });
+      const settle = () => {
+        if (done) return;
+        if (httpError) return finish(httpError);
+        const st = statusFromTrailers ?? statusFromHeaders;
+        if (st === null) {
+          const rst = req.rstCode;
+          if (rst !== undefined && rst !== http2.constants.NGHTTP2_NO_ERROR) {
+            return finish(
+              new GrpcError(rstCodeToGrpc(rst), `stream reset by the server (code ${rst})`, path),
+            );
+          }
+          return finish(new GrpcError(Status.UNKNOWN, "no gRPC status received", path));
+        }
+        if (st.code !== Status.OK) return finish(new GrpcError(st.code, st.message, path));
+        if (parser.pending > 0) {
+          return finish(new GrpcError(Status.INTERNAL, "stream ended inside a message", path));
+        }
+        finish(null);
+      };
+      req.on("end", settle);
+      req.on("close", settle);
+      req.on("error", (e: unknown) => {
+        if (done) return;
+        finish(new GrpcError(Status.UNAVAILABLE, errorText(e), path, { cause: e }));
+      });
+      if (options.timeoutMs !== undefined && Number.isFinite(options.timeoutMs)) {
+        timer = setTimeout(
+          () =>
+            cancel(
+              new GrpcError(
+                Status.DEADLINE_EXCEEDED,
+                `deadline of ${options.timeoutMs}ms exceeded`,
+                path,
+              ),
+            ),
+          Math.max(0, options.timeoutMs),
+        );
+      }
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      req.end(frameMessage(request));
+    };
+
+    let started = false;
+    return {
+      cancel: () => cancel(new GrpcError(Status.CANCELLED, "cancelled by the caller", path)),
+      [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+        if (!started) {
+          started = true;
+          start();
+        }
+        return {
+          next: async (): Promise<IteratorResult<Uint8Array>> => {
+            for (;;) {
+              const m = queue.shift();
+              if (m !== undefined) return { value: m, done: false };
+              if (done) {
+                if (failure) throw failure;
+                return { value: undefined, done: true };
+              }
+              await new Promise<void>((r) => (wake = r));
+            }
+          },
+          return: (): Promise<IteratorResult<Uint8Array>> => {
+            cancel(new GrpcError(Status.CANCELLED, "stream abandoned by the caller", path));
+            return Promise.resolve({ value: undefined, done: true });
+          },
+        };
+      },
+    };
+  }
+}
+
+function headerText(v: string | string[] | undefined): string {
+  if (v === undefined) return "";
+  return decodeGrpcMessage(Array.isArray(v) ? v.join(",") : v);
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
