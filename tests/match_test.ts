@@ -208,6 +208,8 @@ function judgeContext(
     config: {},
     signal: new AbortController().signal,
     judge: { id: "match", weight: 1, ...judge },
+    rewardKey: "match",
+    prompt: null,
     complete: () => Promise.reject(new Error("the match judge must not call a model")),
   };
 }

@@ -5,12 +5,17 @@
  *
  * @module
  */
-import { ProviderError, TaskError } from "../errors.ts";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import process from "node:process";
+import { InputError, ProviderError, TaskError, VerifiersError } from "../errors.ts";
 import type { ClientConfigValue } from "./rollout.ts";
 import type { JudgeEntry } from "../config/eval_config.ts";
+import { parseChatUsage } from "../model/chat_dialect.ts";
 import { createProviderClient, type ProviderClient } from "../model/provider_client.ts";
 import type {
   HookContext,
+  JudgeCompleteOptions,
   JudgeCompletion,
   JudgeContext,
   JudgePlugin,
@@ -26,81 +31,168 @@ export interface JudgeFallbacks {
   runClient: ProviderClient;
 }
 
-function usageOf(json: unknown): { prompt_tokens: number; completion_tokens: number } | null {
-  const u = (json as { usage?: { prompt_tokens?: number; completion_tokens?: number } })?.usage;
-  if (!u) return null;
-  return { prompt_tokens: u.prompt_tokens ?? 0, completion_tokens: u.completion_tokens ?? 0 };
+/** Options of {@link configureJudge}. */
+export interface ConfigureJudgeOptions {
+  /** Base directory of a relative `prompt` file. @default process.cwd() */
+  cwd?: string;
 }
 
-/** Binds a judge plugin and its config entry into a {@link ConfiguredJudge}. */
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** One abort signal that fires when any of `signals` does. */
+function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (live.length === 1) return live[0];
+  const ctl = new AbortController();
+  for (const s of live) {
+    if (s.aborted) {
+      ctl.abort(s.reason);
+      break;
+    }
+    s.addEventListener("abort", () => ctl.abort(s.reason), { once: true });
+  }
+  return ctl.signal;
+}
+
+function readPromptFile(key: string, path: string, cwd: string): string {
+  try {
+    return readFileSync(resolve(cwd, path), "utf8");
+  } catch (err) {
+    throw new InputError(
+      "judge_prompt_unreadable",
+      `judge '${key}': cannot read its prompt file "${path}": ${errorMessage(err)}`,
+      { hint: "`prompt` names a template file (relative to the working directory)", cause: err },
+    );
+  }
+}
+
+/**
+ * Binds a judge plugin and its config entry into a {@link ConfiguredJudge}. Before any
+ * rollout it reads the entry's `prompt` file and runs the plugin's `check`; either
+ * failing throws an {@link InputError} naming the judge.
+ */
 export function configureJudge(
   plugin: JudgePlugin,
   entry: JudgeEntry,
   fallbacks: JudgeFallbacks,
+  options: ConfigureJudgeOptions = {},
 ): ConfiguredJudge {
+  const key = judgeRewardKey(entry, plugin);
+  const prompt = entry.prompt
+    ? readPromptFile(key, entry.prompt, options.cwd ?? process.cwd())
+    : null;
+  if (plugin.check) {
+    try {
+      plugin.check(entry);
+    } catch (err) {
+      if (err instanceof InputError) throw err;
+      throw new InputError("judge_invalid", `judge '${key}': ${errorMessage(err)}`, {
+        hint: err instanceof VerifiersError ? err.hint : undefined,
+        cause: err,
+      });
+    }
+  }
   const ownEndpoint = entry.base_url !== null || entry.api_key_var !== null ||
     Object.keys(entry.headers).length > 0;
-  let client: ProviderClient | null = null;
-  const getClient = () =>
-    client ??= ownEndpoint
+  const model = entry.model ?? fallbacks.model;
+  const sampling = Object.fromEntries(
+    Object.entries(entry.sampling).filter(([, v]) => v !== null && v !== undefined),
+  );
+
+  const complete = async (
+    base: HookContext,
+    messages: Message[],
+    options: JudgeCompleteOptions,
+  ): Promise<JudgeCompletion> => {
+    if (fallbacks.model === "oracle" && (entry.model === null || entry.base_url === null)) {
+      throw new TaskError(`judge '${key}' cannot call the oracle model`, {
+        hint: "with --model oracle, set `model` and `base_url` on the judge entry",
+      });
+    }
+    const body: Record<string, unknown> = { ...sampling, model, messages };
+    if (options.responseFormat !== undefined) body.response_format = options.responseFormat;
+    // A judge's own endpoint gets a client per call, closed when the call returns.
+    const client = ownEndpoint
       ? createProviderClient({
         baseUrl: entry.base_url ?? fallbacks.client.base_url ?? "https://api.openai.com/v1",
         apiKeyVar: entry.api_key_var ?? fallbacks.client.api_key_var,
         headers: { ...fallbacks.client.headers, ...entry.headers },
       })
       : fallbacks.runClient;
-  const model = entry.model ?? fallbacks.model;
-  const key = judgeRewardKey(entry);
+    const started = Date.now() / 1000;
+    let json: unknown;
+    try {
+      const res = await client.chatCompletions(body, {
+        signal: anySignal([base.signal, options.signal]),
+      });
+      if (res.kind !== "json") {
+        res.cancel();
+        throw new TaskError(`judge '${key}': the judge endpoint answered a stream`);
+      }
+      if (res.status >= 400) {
+        const msg = (res.json as { error?: { message?: string } })?.error?.message ??
+          res.text.slice(0, 300);
+        throw new ProviderError(`judge '${key}': ${res.status} ${msg}`, res.status);
+      }
+      json = res.json;
+    } finally {
+      if (ownEndpoint) client.close();
+    }
+    const choice = (json as {
+      choices?: {
+        message?: { content?: unknown; refusal?: unknown };
+        finish_reason?: unknown;
+      }[];
+    })?.choices?.[0];
+    const content = choice?.message?.content;
+    const text = typeof content === "string" ? content : "";
+    const refusal = typeof choice?.message?.refusal === "string" ? choice.message.refusal : null;
+    const finish = typeof choice?.finish_reason === "string" ? choice.finish_reason : null;
+    const rawUsage = (json as { usage?: Record<string, unknown> })?.usage;
+    const usage = rawUsage
+      ? {
+        prompt_tokens: Number(rawUsage.prompt_tokens ?? 0),
+        completion_tokens: Number(rawUsage.completion_tokens ?? 0),
+      }
+      : null;
+    const rec: Record<string, unknown> = {
+      judge: key,
+      model,
+      text,
+      parsed: null,
+      usage,
+      time: { start: started, end: Date.now() / 1000 },
+    };
+    ((base.trace.info.judge ??= []) as unknown[]).push(rec);
+    const extra = parseChatUsage(rawUsage);
+    if (extra) base.trace.extra_usage.push({ ...extra, source: `judge:${key}`, model });
+    if (options.responseFormat !== undefined) {
+      if (refusal !== null) throw new TaskError(`judge refused structured output: ${refusal}`);
+      if (!text.trim()) {
+        throw new TaskError(
+          `judge returned no parseable structured output (finish_reason=${finish})`,
+        );
+      }
+    }
+    let parsed: unknown = null;
+    if (options.parse) parsed = rec.parsed = options.parse(text) ?? null;
+    return { text, parsed, usage, finish_reason: finish, refusal };
+  };
+
   return {
     plugin,
     entry,
+    key,
     context(base: HookContext): JudgeContext {
-      const complete = async (
-        messages: Message[],
-        options: { responseFormat?: unknown; parse?: (text: string) => unknown } = {},
-      ): Promise<JudgeCompletion> => {
-        const body: Record<string, unknown> = { ...entry.sampling, model, messages };
-        if (options.responseFormat !== undefined) body.response_format = options.responseFormat;
-        const started = Date.now() / 1000;
-        const res = await getClient().chatCompletions(body, { signal: base.signal });
-        if (res.kind !== "json") {
-          throw new TaskError(`judge '${key}': the judge endpoint answered a stream`);
-        }
-        if (res.status >= 400) {
-          const msg = (res.json as { error?: { message?: string } })?.error?.message ??
-            res.text.slice(0, 300);
-          throw new ProviderError(`judge '${key}': ${res.status} ${msg}`, res.status);
-        }
-        const text = String(
-          (res.json as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message
-            ?.content ?? "",
-        );
-        const usage = usageOf(res.json);
-        const records = (base.trace.info.judge ??= []) as unknown[];
-        const rec: Record<string, unknown> = {
-          judge: key,
-          model,
-          text,
-          parsed: null,
-          usage,
-          time: { start: started, end: Date.now() / 1000 },
-        };
-        records.push(rec);
-        if (usage) {
-          base.trace.extra_usage.push({
-            source: `judge:${key}`,
-            model,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            cached_input_tokens: 0,
-            reasoning_tokens: 0,
-            cost: null,
-          });
-        }
-        if (options.parse) rec.parsed = options.parse(text) ?? null;
-        return { text, usage };
+      return {
+        ...base,
+        judge: entry,
+        rewardKey: key,
+        prompt,
+        complete: (messages, opts = {}) => complete(base, messages, opts),
       };
-      return { ...base, judge: entry, complete };
     },
   };
 }

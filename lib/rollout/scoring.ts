@@ -4,6 +4,11 @@
  * each key. A failing hook is a `TaskError` on the trace and leaves its seed null.
  * `reward = Σ score × weight` over non-null rewards (see `traceReward`).
  *
+ * A judge's result is recorded under its reward key with the entry's weight: a number is
+ * its reward; keyed numbers are several rewards (the key's seed is dropped); `{reward,
+ * metrics}` is either of those plus metrics recorded as given. Everything a judge returns
+ * is checked before anything is recorded, so a failing judge leaves only its null seed.
+ *
  * @module
  */
 import { TaskError, toTraceError } from "../errors.ts";
@@ -12,10 +17,13 @@ import type {
   HookContext,
   JudgeContext,
   JudgePlugin,
+  JudgeResult,
+  JudgeScore,
   MetricHook,
   RewardHook,
   ScoreValue,
 } from "../plugins/contract.ts";
+import { specifierKind } from "../plugins/specifier.ts";
 import type { Trace } from "../trace/types.ts";
 
 /** A reward hook under its key, with config overrides applied. */
@@ -32,13 +40,36 @@ export interface NamedMetric extends MetricHook {
 export interface ConfiguredJudge {
   plugin: JudgePlugin;
   entry: JudgeEntry;
+  /** The reward key ({@link judgeRewardKey}). */
+  key: string;
   /** Builds the judge's context (client, recording) for one trace. */
   context(base: HookContext): JudgeContext;
 }
 
-/** The reward key of a judge: `name`, else the id. */
-export function judgeRewardKey(entry: JudgeEntry): string {
-  return entry.name || entry.id;
+/**
+ * The reward key of a judge entry: its `name`; else, for a built-in or hub-style id, the
+ * id's package name (`org/my-judge@1.0` -> `my-judge`); else (a path, URL or `npm:`/`jsr:`
+ * specifier) the id the plugin declares.
+ */
+export function judgeRewardKey(
+  entry: Pick<JudgeEntry, "name" | "id">,
+  plugin?: Pick<JudgePlugin, "id">,
+): string {
+  if (entry.name) return entry.name;
+  if (specifierKind(entry.id) === "bare") {
+    const last = entry.id.slice(entry.id.lastIndexOf("/") + 1);
+    const at = last.indexOf("@");
+    const name = at >= 0 ? last.slice(0, at) : last;
+    if (name) return name;
+  }
+  return plugin?.id || entry.id;
+}
+
+/** True when a judge result is `{reward, metrics}` rather than a plain score value. */
+export function isJudgeScore(value: JudgeResult): value is JudgeScore {
+  return typeof value === "object" && value !== null && "metrics" in value &&
+    typeof (value as { metrics: unknown }).metrics === "object" &&
+    (value as { metrics: unknown }).metrics !== null;
 }
 
 function ordered<T extends { name: string; priority?: number }>(hooks: T[]): T[] {
@@ -61,8 +92,9 @@ function record(
   drop: (key: string) => void,
 ): void {
   if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value).map(([k, v]) => [k, checkScore(`${name}[${k}]`, v)]);
     drop(name);
-    for (const [k, v] of Object.entries(value)) put(k, checkScore(`${name}[${k}]`, v));
+    for (const [k, v] of entries) put(k as string, v as number);
   } else put(name, checkScore(name, value));
 }
 
@@ -77,7 +109,7 @@ export interface ScoringPlan {
 export async function scoreTrace(trace: Trace, ctx: HookContext, plan: ScoringPlan): Promise<void> {
   for (const m of plan.metrics) trace.metrics[m.name] ??= null;
   for (const r of plan.rewards) trace.rewards[r.name] ??= null;
-  for (const j of plan.judges) trace.rewards[judgeRewardKey(j.entry)] ??= null;
+  for (const j of plan.judges) trace.rewards[j.key] ??= null;
 
   const run = async (what: string, fn: () => Promise<void>) => {
     try {
@@ -109,16 +141,21 @@ export async function scoreTrace(trace: Trace, ctx: HookContext, plan: ScoringPl
     ),
   );
   await Promise.all(plan.judges.map((j) => {
-    const key = judgeRewardKey(j.entry);
+    const key = j.key;
     return run(`judge '${key}'`, async () => {
-      const v = await j.plugin.score(j.context(ctx));
+      const result = await j.plugin.score(j.context(ctx));
+      const [value, metrics] = isJudgeScore(result)
+        ? [result.reward, result.metrics]
+        : [result, {} as Record<string, number>];
+      for (const [k, v] of Object.entries(metrics)) checkScore(`${key} metric ${k}`, v);
       const weight = j.entry.weight;
       record(
         key,
-        v,
+        value,
         (k, s) => trace.rewards[k] = { score: s, weight },
         (k) => delete trace.rewards[k],
       );
+      for (const [k, v] of Object.entries(metrics)) trace.metrics[k] = v;
     });
   }));
 }
