@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { loadPlugin, pickPlugin } from "../lib/plugins/load.ts";
 import { normalizeId } from "../lib/plugins/specifier.ts";
 import { PluginError } from "../lib/errors.ts";
-import { runtimeName } from "../lib/_runtime/runtime_name.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 
@@ -160,17 +159,12 @@ describe("loadPlugin() URL plugins", () => {
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
-  it("loads a plugin served over loopback HTTP under Deno (clear refusal elsewhere)", async () => {
-    if (runtimeName() === "deno") {
-      const p = await loadPlugin("taskset", `${base}/remote.js`);
-      assert.equal(p.id, "remote-set");
-      assert.ok(hits.includes("/remote.js"));
-      const missing = await pluginError(() => loadPlugin("taskset", `${base}/missing.js`));
-      assert.equal(missing.code, "plugin_not_found");
-    } else {
-      const e = await pluginError(() => loadPlugin("taskset", `${base}/remote.js`));
-      assert.equal(e.code, "plugin_unsupported_specifier");
-      assert.match(e.hint ?? "", /deno run/);
-    }
+  it("loads a plugin served over loopback HTTP (native under deno run, fetched elsewhere)", async () => {
+    const fetch = { cacheDir: mkdtempSync(join(tmpdir(), "vf-url-cache-")) };
+    const p = await loadPlugin("taskset", `${base}/remote.js`, { fetch });
+    assert.equal(p.id, "remote-set");
+    assert.ok(hits.includes("/remote.js"));
+    const missing = await pluginError(() => loadPlugin("taskset", `${base}/missing.js`, { fetch }));
+    assert.equal(missing.code, "plugin_not_found");
   });
 });

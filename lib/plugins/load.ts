@@ -16,11 +16,19 @@ import { runtimeName } from "../_runtime/runtime_name.ts";
 import { builtinIds, BUILTINS } from "./builtins.ts";
 import { isPlugin, type Plugin, PLUGIN_KINDS, type PluginKind, type PluginOf } from "./contract.ts";
 import { barePackageName, mayBeBuiltin, normalizeId, specifierKind } from "./specifier.ts";
+import type { PluginLock } from "./lock.ts";
+import { missingDependency } from "./fetch/entry.ts";
+import { RemoteNotFound } from "./fetch/fetch_errors.ts";
+import { type FetchOptions, fetchPlugin, registryOverridden } from "./fetch/resolve.ts";
 
 /** Options of {@link loadPlugin}. */
 export interface LoadPluginOptions {
   /** Base directory for relative paths and bare packages. @default process.cwd() */
   cwd?: string;
+  /** The launch's `vf.lock`: fetched specifiers resolve through it (see lock.ts). */
+  lock?: PluginLock;
+  /** Resolver settings for `http(s):`, `npm:` and `jsr:` specifiers (registries, cache). */
+  fetch?: Omit<FetchOptions, "cwd" | "lock">;
 }
 
 /** A plugin module after import: where it came from and what it exports. */
@@ -32,6 +40,16 @@ export interface LoadedModule {
 }
 
 const moduleCache = new Map<string, Promise<LoadedModule>>();
+const lockKeys = new WeakMap<PluginLock, number>();
+let lockCount = 0;
+
+/** A cache key part per lock object: a launch with its own lock resolves through it. */
+function lockKey(lock: PluginLock | undefined): string {
+  if (!lock) return "";
+  let k = lockKeys.get(lock);
+  if (k === undefined) lockKeys.set(lock, k = ++lockCount);
+  return String(k);
+}
 
 function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;
@@ -120,7 +138,12 @@ function packageEntry(dir: string, subpath: string): string | null {
   return candidates.find((c) => existsSync(c) && statSync(c).isFile()) ?? null;
 }
 
-async function importExternal(kind: PluginKind, id: string, cwd: string): Promise<LoadedModule> {
+async function importExternal(
+  kind: PluginKind,
+  id: string,
+  cwd: string,
+  options: LoadPluginOptions,
+): Promise<LoadedModule> {
   const sk = specifierKind(id);
   const host = runtimeName();
   let target = id;
@@ -148,14 +171,20 @@ async function importExternal(kind: PluginKind, id: string, cwd: string): Promis
     if (!entry) throw notFound(kind, id, `${dir} (no entry point for "${id}")`);
     target = pathToFileURL(entry).href;
   } else if (sk === "http-url" || sk === "npm" || sk === "jsr") {
-    if (host !== "deno" || isCompiled()) {
-      throw new PluginError(
-        "plugin_unsupported_specifier",
-        `Cannot load ${kind} "${id}": ${isCompiled() ? "this binary" : host} cannot import ${
-          sk === "http-url" ? "URL" : sk + ":"
-        } specifiers natively`,
-        { hint: "Run under `deno run`, or download the plugin's bundled file and give its path" },
-      );
+    const fetchOptions: FetchOptions = { ...options.fetch, cwd, lock: options.lock };
+    // Under `deno run` the native import comes first, unless a lock or a registry of the
+    // user's own is in effect; a failed native npm:/jsr: import (e.g. in nodeModulesDir
+    // "manual" mode) falls back to the resolver.
+    const nativeFirst = host === "deno" && !isCompiled() && !options.lock &&
+      !registryOverridden(id, fetchOptions);
+    if (!nativeFirst) return await importFetched(kind, id, fetchOptions);
+    if (sk !== "http-url") {
+      try {
+        const exports = await import(id) as Record<string, unknown>;
+        return { target, builtin: false, exports };
+      } catch {
+        return await importFetched(kind, id, fetchOptions);
+      }
     }
   }
   try {
@@ -163,10 +192,46 @@ async function importExternal(kind: PluginKind, id: string, cwd: string): Promis
     return { target, builtin: false, exports };
   } catch (err) {
     if (sk === "http-url" && await urlIsMissing(id)) throw notFound(kind, id, id);
-    if ((sk === "npm" || sk === "jsr") && looksLikeMissingPackage(err, id)) {
-      throw notFound(kind, id, id);
-    }
     throw importFailed(kind, id, err);
+  }
+}
+
+/** Fetches the module of a URL/npm/jsr specifier with the resolver, then imports it. */
+async function importFetched(
+  kind: PluginKind,
+  id: string,
+  options: FetchOptions,
+): Promise<LoadedModule> {
+  let fetched;
+  try {
+    fetched = await fetchPlugin(id, options);
+  } catch (err) {
+    if (err instanceof RemoteNotFound) throw notFound(kind, id, err.target);
+    if (err instanceof PluginError) {
+      throw new PluginError(err.code, `Cannot load ${kind} "${id}": ${err.message}`, {
+        hint: err.hint,
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  try {
+    const exports = await import(fetched.importTarget) as Record<string, unknown>;
+    return { target: fetched.importTarget, builtin: false, exports };
+  } catch (err) {
+    const dep = missingDependency(fetched.file, errorText(err), fetched.singleFile);
+    if (!dep) throw importFailed(kind, id, err);
+    throw new PluginError(
+      "plugin_import_failed",
+      `Cannot load ${kind} "${id}": its own dependency "${dep}" is missing (${fetched.resolved}): ${
+        errorText(err)
+      }`,
+      {
+        hint: "verifiers-ts does not install a fetched plugin's dependencies: bundle the plugin " +
+          "into one self-contained ESM file (see docs/plugins.md)",
+        cause: err,
+      },
+    );
   }
 }
 
@@ -180,12 +245,6 @@ async function urlIsMissing(url: string): Promise<boolean> {
   }
 }
 
-function looksLikeMissingPackage(err: unknown, id: string): boolean {
-  const text = errorText(err);
-  const name = id.replace(/^(npm|jsr):/, "").replace(/(?<=.)@[^/]*$/, "");
-  return text.includes(name) && /not found|could not find|does not exist|404/i.test(text);
-}
-
 /**
  * Imports the module behind an id: the built-in of that normalized id when there is one,
  * otherwise the external module. Cached per (kind, id, cwd).
@@ -196,7 +255,9 @@ export function importPluginModule(
   options: LoadPluginOptions = {},
 ): Promise<LoadedModule> {
   const cwd = options.cwd ?? process.cwd();
-  const key = `${kind}\0${id}\0${cwd}`;
+  const key = `${kind}\0${id}\0${cwd}\0${lockKey(options.lock)}\0${
+    JSON.stringify(options.fetch ?? {})
+  }`;
   let p = moduleCache.get(key);
   if (!p) {
     p = (async () => {
@@ -210,7 +271,7 @@ export function importPluginModule(
           };
         }
       }
-      return await importExternal(kind, id, cwd);
+      return await importExternal(kind, id, cwd, options);
     })();
     moduleCache.set(key, p);
     p.catch(() => moduleCache.delete(key));

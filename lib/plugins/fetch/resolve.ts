@@ -1,0 +1,366 @@
+/**
+ * The fetch-and-cache resolver for plugin specifiers a host cannot import natively
+ * (Bun, single-file binaries, and `deno run` as a fallback): `http(s):` URLs (one
+ * self-contained module), `npm:` packages (registry metadata, range resolution,
+ * tarball download, `dist.integrity` verification, extraction, the plugin entry) and
+ * `jsr:` packages through JSR's npm-compatible registry. Everything lands in the
+ * content-addressed cache and is imported from there (a file URL, or a `data:` URL
+ * where the host only accepts that). A `vf.lock` pins versions and integrity.
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { PluginError } from "../../errors.ts";
+import { getEnv } from "../../_runtime/env.ts";
+import type { LockEntry, PluginLock } from "../lock.ts";
+import {
+  installedPackage,
+  installPackage,
+  moduleFilePath,
+  pluginCacheRoot,
+  readCachedTarball,
+  readJson,
+  urlIndexPath,
+  writeAtomic,
+} from "./cache.ts";
+import { defaultImportMode, type ImportMode, importTarget, packageEntry } from "./entry.ts";
+import { RemoteNotFound } from "./fetch_errors.ts";
+import {
+  checkIntegrity,
+  computeIntegrity,
+  integrityConflict,
+  sha512Hex,
+  shasumToIntegrity,
+  strongestHash,
+} from "./integrity.ts";
+import { type RegistrySettings, registrySettings } from "./npmrc.ts";
+import { isSemverRange, type PackageSpec, parsePackageSpec } from "./package_spec.ts";
+import { downloadTarball, fetchPackument, listVersions, pickVersion } from "./registry.ts";
+import { satisfies } from "./semver.ts";
+
+/** Options of {@link fetchPlugin}. */
+export interface FetchOptions {
+  /** Directory whose `.npmrc` applies. */
+  cwd: string;
+  /** Cache root for fetched plugins. @default `<user cache dir>/plugins` */
+  cacheDir?: string;
+  /** npm registry base URL (wins over `VF_NPM_REGISTRY`, the npm settings and `.npmrc`). */
+  registry?: string;
+  /** JSR npm-compatible base URL (wins over `VF_JSR_REGISTRY` and `@jsr:registry`). */
+  jsrRegistry?: string;
+  /** Environment lookup (registry settings). @default the process environment */
+  env?: (name: string) => string | undefined;
+  /** The launch's `vf.lock`. */
+  lock?: PluginLock;
+  /** How to import the fetched module. @default `VF_PLUGIN_IMPORT`, else by host */
+  importMode?: ImportMode;
+  /** Notes for the user (e.g. "registry unreachable, using the cached copy"). */
+  log?: (line: string) => void;
+}
+
+/** A fetched plugin module, ready to import. */
+export interface FetchedPlugin {
+  /** The specifier as given. */
+  specifier: string;
+  /** The exact thing fetched (`npm:<name>@<version>`, `jsr:@s/n@<version>` or the URL). */
+  resolved: string;
+  /** The exact version for package specifiers. */
+  version?: string;
+  /** SRI (sha512) of the tarball or file. */
+  integrity: string;
+  /** The module file in the cache. */
+  file: string;
+  /** What to pass to `import()`. */
+  importTarget: string;
+  /** True when no network was used. */
+  offline: boolean;
+  /** True for a single fetched file (a URL): relative imports cannot work. */
+  singleFile: boolean;
+}
+
+/** The registry settings these options give. */
+export function fetchSettings(options: FetchOptions): RegistrySettings {
+  return registrySettings({
+    cwd: options.cwd,
+    registry: options.registry,
+    jsrRegistry: options.jsrRegistry,
+    env: options.env,
+  });
+}
+
+/**
+ * True when the user pointed verifiers-ts at a registry of their own for this specifier
+ * (an explicit option, `VF_*`, npm's registry setting or `.npmrc`): then the resolver is
+ * used even where the host could import the specifier natively.
+ */
+export function registryOverridden(specifier: string, options: FetchOptions): boolean {
+  const s = fetchSettings(options);
+  if (specifier.startsWith("jsr:")) return s.jsrOverridden;
+  if (specifier.startsWith("npm:")) return s.npmOverridden;
+  return false;
+}
+
+function hexOf(integrity: string): string | null {
+  const h = strongestHash(integrity);
+  if (!h || h.algorithm !== "sha512") return null;
+  const bin = atob(h.digest);
+  let hex = "";
+  for (let i = 0; i < bin.length; i++) hex += bin.charCodeAt(i).toString(16).padStart(2, "0");
+  return hex;
+}
+
+function modeOf(options: FetchOptions): ImportMode {
+  const env = (options.env ?? getEnv)("VF_PLUGIN_IMPORT");
+  return options.importMode ?? (env === "data" || env === "file" ? env : defaultImportMode());
+}
+
+function integrityMismatch(what: string, expected: string, got: string, locked: boolean) {
+  return new PluginError(
+    locked ? "plugin_lock_mismatch" : "plugin_integrity_mismatch",
+    `integrity check failed for ${what}: expected ${expected}, got ${got}` +
+      (locked ? " (the value in vf.lock)" : ""),
+    {
+      hint: locked
+        ? "The content changed since it was locked; if that is expected, delete the entry and run with --lock"
+        : "The download does not match what the registry published (a tampered mirror or a broken proxy); nothing was cached",
+    },
+  );
+}
+
+function resolvedName(spec: PackageSpec, version: string): string {
+  return `${spec.source}:${spec.displayName}@${version}`;
+}
+
+async function fetchPackage(
+  specifier: string,
+  spec: PackageSpec,
+  options: FetchOptions,
+): Promise<FetchedPlugin> {
+  const root = pluginCacheRoot(options.cacheDir);
+  const settings = fetchSettings(options);
+  const locked = options.lock?.lookup(specifier);
+  const what = (v: string) => `${specifier} (${spec.name}@${v})`;
+  if (locked) {
+    const v = locked.version ?? "";
+    if (
+      locked.resolved !== resolvedName(spec, v) ||
+      (isSemverRange(spec.range) && !satisfies(v, spec.range || "*"))
+    ) {
+      throw new PluginError(
+        "plugin_lock_mismatch",
+        `vf.lock pins "${specifier}" to ${locked.resolved}, which does not match the specifier`,
+        { hint: "Delete the entry and run with --lock to resolve it again" },
+      );
+    }
+  }
+  const finish = (dir: string, version: string, integrity: string, offline: boolean) => {
+    const file = packageEntry(dir, spec.subpath);
+    if (!file) {
+      throw new PluginError(
+        "plugin_package_invalid",
+        `${what(version)} has no plugin entry${spec.subpath ? ` for "${spec.subpath}"` : ""}`,
+        {
+          hint:
+            'Publish the bundled plugin as the "./plugin" export or the "." export (see docs/plugins.md)',
+        },
+      );
+    }
+    const entry: LockEntry = { resolved: resolvedName(spec, version), version, integrity };
+    options.lock?.record(specifier, entry);
+    return {
+      specifier,
+      resolved: entry.resolved,
+      version,
+      integrity,
+      file,
+      importTarget: importTarget(file, modeOf(options)),
+      offline,
+      singleFile: false,
+    };
+  };
+  // a locked sha512 that is already extracted needs no network at all
+  const lockedHex = locked ? hexOf(locked.integrity) : null;
+  if (locked && lockedHex) {
+    const dir = installedPackage(root, lockedHex);
+    if (dir) return finish(dir, locked.version!, locked.integrity, true);
+  }
+  const { packument, fromCache, registry } = await fetchPackument(spec, settings, root);
+  if (fromCache) options.log?.(`${spec.name}: ${registry} unreachable, using cached metadata`);
+  const version = locked?.version ?? pickVersion(packument, spec.range);
+  const manifest = version ? packument.versions[version] : undefined;
+  if (!version || !manifest) {
+    const all = listVersions(packument);
+    const tags = Object.entries(packument["dist-tags"]).map(([t, v]) => `${t}: ${v}`);
+    throw new PluginError(
+      "plugin_version_not_found",
+      `${spec.source === "jsr" ? "JSR" : "npm"} package "${spec.displayName}" has no version ` +
+        `matching "${locked?.version ?? (spec.range || "latest")}"`,
+      {
+        hint: `Published: ${all.slice(-12).join(", ") || "none"}` +
+          (tags.length ? `; dist-tags: ${tags.join(", ")}` : ""),
+      },
+    );
+  }
+  const declared = manifest.dist?.integrity ??
+    (manifest.dist?.shasum ? shasumToIntegrity(manifest.dist.shasum) : null);
+  if (!declared || !strongestHash(declared) || typeof manifest.dist?.tarball !== "string") {
+    throw new PluginError(
+      "plugin_integrity_missing",
+      `the registry publishes no usable dist.integrity or dist.tarball for ${what(version)}`,
+      { hint: "verifiers-ts only loads packages it can verify" },
+    );
+  }
+  if (locked && integrityConflict(locked.integrity, declared)) {
+    throw integrityMismatch(what(version), locked.integrity, declared, true);
+  }
+  const declaredHex = hexOf(declared) ?? lockedHex;
+  if (declaredHex) {
+    const dir = installedPackage(root, declaredHex);
+    if (dir) return finish(dir, version, `sha512-${hexToBase64(declaredHex)}`, fromCache);
+  }
+  let bytes = declaredHex ? readCachedTarball(root, declaredHex) : undefined;
+  let offline = fromCache && bytes !== undefined;
+  if (!bytes || checkIntegrity(bytes, declared) !== null) {
+    bytes = await downloadTarball(manifest.dist.tarball, settings, what(version));
+    offline = false;
+  }
+  const bad = checkIntegrity(bytes, declared);
+  if (bad) throw integrityMismatch(what(version), declared, bad, false);
+  if (locked) {
+    const badLock = checkIntegrity(bytes, locked.integrity);
+    if (badLock) throw integrityMismatch(what(version), locked.integrity, badLock, true);
+  }
+  const hex = sha512Hex(bytes);
+  let dir: string;
+  try {
+    dir = installPackage(root, hex, bytes);
+  } catch (err) {
+    throw new PluginError(
+      "plugin_package_invalid",
+      `cannot unpack ${what(version)}: ${err instanceof Error ? err.message : String(err)}`,
+      { hint: "The tarball is not a gzipped tar archive as npm packs it" },
+    );
+  }
+  return finish(dir, version, computeIntegrity(bytes), offline);
+}
+
+function hexToBase64(hex: string): string {
+  let bin = "";
+  for (let i = 0; i < hex.length; i += 2) {
+    bin += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
+  }
+  return btoa(bin);
+}
+
+interface UrlIndex {
+  url: string;
+  integrity: string;
+  file: string;
+}
+
+function moduleFileName(url: string, contentType: string | null): string {
+  const last = basename(decodeURIComponent(new URL(url).pathname)) || "module";
+  const safe = last.replace(/[^A-Za-z0-9._-]/g, "_").slice(-100) || "module";
+  if (/\.(m?js|m?ts|tsx|jsx)$/.test(safe)) return safe;
+  const ts = contentType !== null && /typescript/i.test(contentType);
+  return `${safe}${ts ? ".ts" : ".js"}`;
+}
+
+function cachedModule(
+  root: string,
+  index: UrlIndex | undefined,
+  integrity?: string,
+): string | null {
+  if (!index || (integrity && integrityConflict(index.integrity, integrity))) return null;
+  const hex = hexOf(index.integrity);
+  if (!hex) return null;
+  const file = moduleFilePath(root, hex, index.file);
+  if (!existsSync(file)) return null;
+  return sha512Hex(new Uint8Array(readFileSync(file))) === hex ? file : null;
+}
+
+async function fetchUrl(url: string, options: FetchOptions): Promise<FetchedPlugin> {
+  const root = pluginCacheRoot(options.cacheDir);
+  const locked = options.lock?.lookup(url);
+  const indexPath = urlIndexPath(root, url);
+  const index = readJson<UrlIndex>(indexPath);
+  const done = (file: string, integrity: string, offline: boolean): FetchedPlugin => {
+    options.lock?.record(url, { resolved: url, integrity });
+    return {
+      specifier: url,
+      resolved: url,
+      integrity,
+      file,
+      importTarget: importTarget(file, modeOf(options)),
+      offline,
+      singleFile: true,
+    };
+  };
+  if (locked) {
+    const file = cachedModule(root, index, locked.integrity);
+    if (file) return done(file, index!.integrity, true);
+  }
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      headers: { accept: "text/javascript, application/javascript, application/typescript, */*" },
+      signal: AbortSignal.timeout(60_000),
+    });
+  } catch (err) {
+    const file = cachedModule(root, index, locked?.integrity);
+    if (file) {
+      options.log?.(`${url}: unreachable, using the cached copy`);
+      return done(file, index!.integrity, true);
+    }
+    throw new PluginError(
+      "plugin_fetch_failed",
+      `cannot fetch ${url}: ${err instanceof Error ? err.message : String(err)}`,
+      { hint: "Check the network; a plugin fetched once before loads offline from the cache" },
+    );
+  }
+  if (res.status === 404 || res.status === 410) {
+    await res.body?.cancel();
+    throw new RemoteNotFound(url);
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    const file = res.status >= 500 ? cachedModule(root, index, locked?.integrity) : null;
+    if (file) {
+      options.log?.(`${url}: HTTP ${res.status}, using the cached copy`);
+      return done(file, index!.integrity, true);
+    }
+    throw new PluginError("plugin_fetch_failed", `cannot fetch ${url}: HTTP ${res.status}`, {
+      hint: "The URL must serve the plugin module itself (one self-contained ESM file)",
+    });
+  }
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (locked) {
+    const bad = checkIntegrity(bytes, locked.integrity);
+    if (bad) throw integrityMismatch(url, locked.integrity, bad, true);
+  }
+  const hex = sha512Hex(bytes);
+  const name = moduleFileName(url, res.headers.get("content-type"));
+  const file = moduleFilePath(root, hex, name);
+  if (!existsSync(file)) writeAtomic(file, bytes);
+  const integrity = computeIntegrity(bytes);
+  writeAtomic(indexPath, JSON.stringify({ url, integrity, file: name } satisfies UrlIndex));
+  return done(file, integrity, false);
+}
+
+/**
+ * Fetches (or finds in the cache) the module behind an `http(s):`, `npm:` or `jsr:`
+ * specifier. Throws {@link RemoteNotFound} when the candidate is absent, and
+ * {@link PluginError} for everything else (integrity, lock, registry, package shape).
+ */
+export function fetchPlugin(specifier: string, options: FetchOptions): Promise<FetchedPlugin> {
+  if (specifier.startsWith("npm:") || specifier.startsWith("jsr:")) {
+    return fetchPackage(specifier, parsePackageSpec(specifier), options);
+  }
+  if (/^https?:\/\//.test(specifier)) return fetchUrl(specifier, options);
+  return Promise.reject(
+    new PluginError("plugin_specifier_invalid", `cannot fetch "${specifier}"`, {
+      hint: "Only http(s):, npm: and jsr: specifiers are fetched",
+    }),
+  );
+}
