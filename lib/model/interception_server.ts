@@ -97,6 +97,8 @@ export interface InterceptionServer {
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const MAX_REPLAYS = 32;
+/** Closed sessions whose secrets still get 409 (older ones get 401). */
+const MAX_CLOSED_SECRETS = 4096;
 
 /** Headers of the program's request that are never forwarded upstream. */
 const DROP_REQUEST_HEADERS = new Set([
@@ -190,8 +192,11 @@ class Session implements InterceptionSession {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // Upstream requests exist only while their call is in flight; with none, skip the
+    // abort (a DOMException per rollout is a measurable cost on the hot path).
+    const busy = this.inFlight.size > 0;
     for (const entry of [...this.inFlight]) this.finish(entry, "rollout session closed");
-    this.abort.abort(new DOMException("rollout session closed", "AbortError"));
+    if (busy) this.abort.abort(new DOMException("rollout session closed", "AbortError"));
     this.replays.clear();
     this.#onClose(this);
   }
@@ -313,6 +318,8 @@ export async function startInterceptionServer(
   const sessions = new Map<string, Session>();
   /** Secrets of closed sessions (their requests get 409; the sessions themselves are dropped). */
   const closedSecrets = new Set<string>();
+  const closedRing: (string | undefined)[] = new Array(MAX_CLOSED_SECRETS);
+  let closedAt = 0;
 
   /** One program request to `/v1/chat/completions`. */
   const handleChat = async (
@@ -666,6 +673,12 @@ export async function startInterceptionServer(
     open(opts: SessionOptions): InterceptionSession {
       const session = new Session(`${url}/v1`, opts, (closed) => {
         sessions.delete(closed.secret);
+        // Remember recent ones only (a ring), so a long run does not grow with every
+        // rollout; an older secret then gets 401 instead of 409, an error all the same.
+        const evicted = closedRing[closedAt];
+        if (evicted !== undefined) closedSecrets.delete(evicted);
+        closedRing[closedAt] = closed.secret;
+        closedAt = (closedAt + 1) % MAX_CLOSED_SECRETS;
         closedSecrets.add(closed.secret);
       });
       sessions.set(session.secret, session);

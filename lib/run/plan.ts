@@ -13,45 +13,9 @@ import type { OracleServer } from "../model/oracle.ts";
 import type { ProviderClient } from "../model/provider_client.ts";
 import type { MetricHook, RewardHook, StopHook } from "../plugins/contract.ts";
 import { configureJudge } from "../rollout/judge_context.ts";
+import { applyPlugs } from "../rollout/plugged.ts";
 import type { RolloutPlan } from "../rollout/rollout.ts";
 import type { NamedMetric, NamedReward } from "../rollout/scoring.ts";
-
-type Plugged = { fn: string | null; priority: number | null; weight?: number | null };
-
-function applyPlugs<H extends { priority?: number; weight?: number }>(
-  kind: "reward" | "metric" | "stop",
-  own: Record<string, H> | undefined,
-  plugs: Record<string, Plugged>,
-): (H & { name: string })[] {
-  const out = new Map<string, H & { name: string }>();
-  for (const [name, hook] of Object.entries(own ?? {})) out.set(name, { ...hook, name });
-  for (const [name, plug] of Object.entries(plugs)) {
-    if (plug.fn !== null) {
-      throw new InputError(
-        "plugged_fn_unsupported",
-        `Cannot plug ${kind} '${name}': loading functions from \`fn\` is not supported in this version`,
-        {
-          hint:
-            "define the hook on the taskset, or leave `fn` unset to override weight/priority only",
-        },
-      );
-    }
-    const hook = out.get(name);
-    if (!hook) {
-      throw new InputError(
-        "plugged_hook_unknown",
-        `${kind} '${name}' plugs no \`fn\` and the task has no ${kind} named '${name}' to override`,
-        { hint: `the taskset's ${kind}s: ${[...out.keys()].join(", ") || "none"}` },
-      );
-    }
-    out.set(name, {
-      ...hook,
-      priority: plug.priority ?? hook.priority,
-      ...(plug.weight !== undefined && plug.weight !== null ? { weight: plug.weight } : {}),
-    });
-  }
-  return [...out.values()];
-}
 
 /** Services a plan uses, made by the run. */
 export interface PlanServices {
@@ -69,9 +33,20 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   if (!taskset) throw new InputError("taskset_missing", "Cannot run: no taskset");
   const agent = config.env.agent;
   const task = config.env.taskset.task;
-  const rewards: NamedReward[] = applyPlugs<RewardHook>("reward", taskset.rewards, task.rewards);
-  const metrics: NamedMetric[] = applyPlugs<MetricHook>("metric", taskset.metrics, task.metrics);
-  const stops = applyPlugs<StopHook>("stop", taskset.stops, task.stops);
+  const plugOptions = { onLoadError: services.warn };
+  const rewards: NamedReward[] = applyPlugs<RewardHook>(
+    "reward",
+    taskset.rewards,
+    task.rewards,
+    plugOptions,
+  );
+  const metrics: NamedMetric[] = applyPlugs<MetricHook>(
+    "metric",
+    taskset.metrics,
+    task.metrics,
+    plugOptions,
+  );
+  const stops = applyPlugs<StopHook>("stop", taskset.stops, task.stops, plugOptions);
   const fallbacks = {
     client: config.client,
     model: config.model!,
@@ -80,6 +55,8 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   const configuredJudges = task.judges.map((entry: JudgeEntry, i: number) =>
     configureJudge(judges[i], entry, fallbacks)
   );
+  // the runtime's cross-field rules (e.g. Prime idle_timeout <= timeout), before any rollout
+  runtime.check?.(agent.runtime as Record<string, unknown>);
   const sampling = Object.fromEntries(
     Object.entries(config.sampling).filter(([, v]) => v !== null),
   );

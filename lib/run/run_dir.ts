@@ -5,14 +5,16 @@
  * @module
  */
 import {
-  appendFileSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   renameSync,
   rmSync,
   statSync,
   symlinkSync,
+  writeSync,
 } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { InputError } from "../errors.ts";
@@ -55,8 +57,11 @@ export function prepareRunDir(
   mkdirSync(runDir, { recursive: true });
 }
 
-/** Creates `logs/attempt_<n>` (n = 1 + the highest existing) and points `logs/latest` at it. */
-export function newLogAttempt(runDir: string): string {
+/**
+ * Creates `logs/attempt_<n>` (n = 1 + the highest existing) and points `logs/latest` at it
+ * (a relative symlink, swapped atomically). Returns the folder and `n`.
+ */
+export function newLogAttempt(runDir: string): { dir: string; attempt: number } {
   const logs = join(runDir, "logs");
   mkdirSync(logs, { recursive: true });
   let n = 1;
@@ -70,15 +75,34 @@ export function newLogAttempt(runDir: string): string {
   rmSync(tmp, { force: true });
   symlinkSync(`attempt_${n}`, tmp);
   renameSync(tmp, join(logs, "latest"));
-  return dir;
+  return { dir, attempt: n };
 }
 
-/** A line logger appending to a file. */
-export function fileLogger(path: string): (level: string, message: string) => void {
-  return (level, message) => {
-    appendFileSync(
-      path,
-      `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}\n`,
-    );
+/** A line logger appending to a file (one write per line, the file kept open). */
+export interface FileLogger {
+  (level: string, message: string): void;
+  /** Closes the file; later lines are dropped. Idempotent. */
+  close(): void;
+}
+
+/** Opens a {@link FileLogger} on `path`. */
+export function fileLogger(path: string): FileLogger {
+  let fd: number | null = openSync(path, "a");
+  const log = ((level: string, message: string) => {
+    if (fd === null) return;
+    try {
+      writeSync(
+        fd,
+        `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}\n`,
+      );
+    } catch {
+      // the log is best effort; results never depend on it
+    }
+  }) as FileLogger;
+  log.close = () => {
+    if (fd === null) return;
+    closeSync(fd);
+    fd = null;
   };
+  return log;
 }

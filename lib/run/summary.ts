@@ -1,7 +1,8 @@
 /**
  * The run summary, accumulated episode by episode in constant memory: reward means
  * (over clean traces, and over all traces with errored ones as 0), error fraction,
- * per-reward and per-metric means, token usage including judges, per-phase mean times.
+ * per-reward and per-metric means, token usage including judges, per-phase mean times,
+ * errors by type. After a resume it covers the whole run: kept episodes are added too.
  *
  * @module
  */
@@ -22,6 +23,13 @@ class Mean {
 
 const PHASES = ["boot", "setup", "agent", "model", "harness", "finalize", "scoring"] as const;
 
+/** A runtime whose teardown could not be confirmed at the end of the run. */
+export interface UnconfirmedSandbox {
+  type: string;
+  id: string | null;
+  error: string;
+}
+
 /** The summary as written to `summary.json`. */
 export interface RunSummary {
   run: { name: string; dir: string };
@@ -29,9 +37,17 @@ export interface RunSummary {
   taskset: string;
   harness: string;
   runtime: string;
+  /** `completed`, or `cancelled` when a signal stopped the run. */
+  status: "completed" | "cancelled";
+  /** The launch number (`logs/attempt_<n>`); 2 and up are resumes. */
+  attempt: number;
   counts: {
+    /** Episodes in traces.jsonl: kept from earlier launches plus written by this one. */
     episodes: number;
+    /** Selected tasks × num_rollouts. */
     expected: number;
+    /** Episodes kept from earlier launches (resume). */
+    kept: number;
     traces: number;
     errored_episodes: number;
     errored_traces: number;
@@ -45,23 +61,60 @@ export interface RunSummary {
     completion_tokens: number;
     cached_input_tokens: number;
     reasoning_tokens: number;
+    /** Sum of the provider-reported costs (null when no call reported one). */
+    cost: number | null;
     judge_prompt_tokens: number;
     judge_completion_tokens: number;
   };
   turns_mean: number | null;
   times_mean_s: Record<(typeof PHASES)[number], number | null>;
   errors_by_type: Record<string, number>;
+  /** Wall time of this launch. */
   wall_time_s: number;
+  /** Runtimes the run could not confirm as stopped (also printed on stderr). */
+  unconfirmed_sandboxes: UnconfirmedSandbox[];
+  /** The `--fail-on-error` threshold and whether the run went past it (null when unset). */
+  fail_on_error: { threshold: number; exceeded: boolean } | null;
   output_dir: string;
 }
 
-function spanSeconds(s: Span): number | null {
-  return s.start !== null && s.end !== null ? s.end - s.start : null;
+/** The fields of a summary that the accumulator does not compute. */
+export type SummaryBase =
+  & Omit<
+    RunSummary,
+    | "counts"
+    | "reward"
+    | "error_fraction"
+    | "rewards"
+    | "metrics"
+    | "usage"
+    | "turns_mean"
+    | "times_mean_s"
+    | "errors_by_type"
+    | "fail_on_error"
+  >
+  & { expected: number; fail_on_error_threshold: number | null };
+
+function spanSeconds(s: Span | undefined): number | null {
+  return s && typeof s.start === "number" && typeof s.end === "number" ? s.end - s.start : null;
+}
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/**
+ * True when `errored` of `episodes` episodes goes past a `--fail-on-error` threshold: a
+ * threshold below 1 is a fraction (exceeded when the errored fraction is above it, so 0
+ * means "any error"), 1 and up a count (exceeded when that many episodes errored).
+ */
+export function exceedsThreshold(threshold: number, errored: number, episodes: number): boolean {
+  if (threshold < 1) return episodes > 0 && errored / episodes > threshold;
+  return errored >= threshold;
 }
 
 /** Accumulates episodes into a {@link RunSummary}. */
 export class SummaryAccumulator {
   #episodes = 0;
+  #kept = 0;
   #erroredEpisodes = 0;
   #traces = 0;
   #erroredTraces = 0;
@@ -72,6 +125,8 @@ export class SummaryAccumulator {
   #metrics = new Map<string, Mean>();
   #phases = new Map<string, Mean>(PHASES.map((p) => [p, new Mean()]));
   #errors = new Map<string, number>();
+  #lastError = new Map<string, string>();
+  #cost: number | null = null;
   #usage = {
     prompt_tokens: 0,
     completion_tokens: 0,
@@ -80,72 +135,85 @@ export class SummaryAccumulator {
     judge_prompt_tokens: 0,
     judge_completion_tokens: 0,
   };
-  /** Recent error messages (newest last), for live display. */
-  recentErrors: string[] = [];
 
-  /** Adds one finished episode. */
-  add(ep: Episode): void {
+  /** Adds one finished episode; `kept` marks one carried over from an earlier launch. */
+  add(ep: Episode, kept = false): void {
     this.#episodes++;
+    if (kept) this.#kept++;
     if (!ep.ok) this.#erroredEpisodes++;
-    for (const e of ep.errors) this.#noteError(e.type, e.message);
-    for (const t of ep.traces) this.#addTrace(t);
+    for (const e of ep.errors ?? []) this.#noteError(e.type, e.message);
+    for (const t of ep.traces ?? []) this.#addTrace(t);
   }
 
   #noteError(type: string, message: string) {
     this.#errors.set(type, (this.#errors.get(type) ?? 0) + 1);
-    this.recentErrors.push(`${type}: ${message.split("\n")[0].slice(0, 160)}`);
-    if (this.recentErrors.length > 5) this.recentErrors.shift();
+    this.#lastError.set(type, String(message ?? "").split("\n")[0].slice(0, 200));
   }
 
   #addTrace(t: Trace) {
     this.#traces++;
-    if (!t.agent.trainable) return;
+    for (const e of t.errors ?? []) this.#noteError(e.type, e.message);
+    if (!t.ok) this.#erroredTraces++;
+    if (t.agent?.trainable === false) return;
     const reward = traceReward(t);
     if (t.ok) this.#clean.add(reward);
-    else this.#erroredTraces++;
     this.#all.add(t.ok ? reward : 0);
     this.#turns.add(numTurns(t));
-    for (const e of t.errors) this.#noteError(e.type, e.message);
-    for (const [k, v] of Object.entries(t.rewards)) {
+    for (const [k, v] of Object.entries(t.rewards ?? {})) {
       if (!this.#rewards.has(k)) this.#rewards.set(k, new Mean());
       if (v && t.ok) this.#rewards.get(k)!.add(v.score);
     }
-    for (const [k, v] of Object.entries(t.metrics)) {
+    for (const [k, v] of Object.entries(t.metrics ?? {})) {
       if (!this.#metrics.has(k)) this.#metrics.set(k, new Mean());
-      if (v !== null && t.ok) this.#metrics.get(k)!.add(v);
+      if (typeof v === "number" && t.ok) this.#metrics.get(k)!.add(v);
     }
-    for (const c of t.calls) {
-      if (!c.usage) continue;
-      this.#usage.prompt_tokens += c.usage.prompt_tokens;
-      this.#usage.completion_tokens += c.usage.completion_tokens;
-      this.#usage.cached_input_tokens += c.usage.cached_input_tokens;
-      this.#usage.reasoning_tokens += c.usage.reasoning_tokens;
+    for (const c of t.calls ?? []) {
+      const u = c.usage;
+      if (!u) continue;
+      this.#usage.prompt_tokens += num(u.prompt_tokens);
+      this.#usage.completion_tokens += num(u.completion_tokens);
+      this.#usage.cached_input_tokens += num(u.cached_input_tokens);
+      this.#usage.reasoning_tokens += num(u.reasoning_tokens);
+      if (typeof u.cost === "number") this.#cost = (this.#cost ?? 0) + u.cost;
     }
-    for (const u of t.extra_usage) {
-      this.#usage.judge_prompt_tokens += u.prompt_tokens;
-      this.#usage.judge_completion_tokens += u.completion_tokens;
+    for (const u of t.extra_usage ?? []) {
+      this.#usage.judge_prompt_tokens += num(u.prompt_tokens);
+      this.#usage.judge_completion_tokens += num(u.completion_tokens);
     }
     const tm = t.timing;
-    const put = (k: string, v: number | null) => v !== null && this.#phases.get(k)!.add(v);
+    if (!tm) return;
+    const put = (k: string, v: number | null) => {
+      if (v !== null && Number.isFinite(v)) this.#phases.get(k)!.add(v);
+    };
     put("boot", spanSeconds(tm.boot));
     put("setup", spanSeconds(tm.setup));
     put("agent", spanSeconds(tm.agent));
-    if (tm.agent.start !== null) {
-      put("model", tm.agent.model.duration);
-      put("harness", tm.agent.harness.duration);
+    if (tm.agent && tm.agent.start !== null) {
+      put("model", tm.agent.model?.duration ?? null);
+      put("harness", tm.agent.harness?.duration ?? null);
     }
     put("finalize", spanSeconds(tm.finalize));
     put("scoring", spanSeconds(tm.scoring));
   }
 
-  /** Episodes added so far. */
+  /** Episodes added so far (kept included). */
   get episodes(): number {
     return this.#episodes;
+  }
+
+  /** Episodes kept from earlier launches. */
+  get kept(): number {
+    return this.#kept;
   }
 
   /** Episodes that were not ok. */
   get erroredEpisodes(): number {
     return this.#erroredEpisodes;
+  }
+
+  /** Traces that were not ok. */
+  get erroredTraces(): number {
+    return this.#erroredTraces;
   }
 
   /** Mean reward over clean traces (null when none). */
@@ -158,24 +226,18 @@ export class SummaryAccumulator {
     return this.#all.value;
   }
 
+  /** Error counts by type with the latest message of each, most frequent first. */
+  errorTypes(): { type: string; count: number; last: string }[] {
+    return [...this.#errors].sort((a, b) => b[1] - a[1]).map(([type, count]) => ({
+      type,
+      count,
+      last: this.#lastError.get(type) ?? "",
+    }));
+  }
+
   /** The summary so far. */
-  summary(
-    base:
-      & Omit<
-        RunSummary,
-        | "counts"
-        | "reward"
-        | "error_fraction"
-        | "rewards"
-        | "metrics"
-        | "usage"
-        | "turns_mean"
-        | "times_mean_s"
-        | "errors_by_type"
-      >
-      & { expected: number },
-  ): RunSummary {
-    const { expected, ...rest } = base;
+  summary(base: SummaryBase): RunSummary {
+    const { expected, fail_on_error_threshold: threshold, ...rest } = base;
     const means = (m: Map<string, Mean>) =>
       Object.fromEntries([...m].map(([k, v]) => [k, v.value]));
     return {
@@ -183,6 +245,7 @@ export class SummaryAccumulator {
       counts: {
         episodes: this.#episodes,
         expected,
+        kept: this.#kept,
         traces: this.#traces,
         errored_episodes: this.#erroredEpisodes,
         errored_traces: this.#erroredTraces,
@@ -191,10 +254,14 @@ export class SummaryAccumulator {
       error_fraction: this.#episodes ? this.#erroredEpisodes / this.#episodes : null,
       rewards: means(this.#rewards),
       metrics: means(this.#metrics),
-      usage: { ...this.#usage },
+      usage: { ...this.#usage, cost: this.#cost },
       turns_mean: this.#turns.value,
       times_mean_s: means(this.#phases) as RunSummary["times_mean_s"],
       errors_by_type: Object.fromEntries(this.#errors),
+      fail_on_error: threshold === null ? null : {
+        threshold,
+        exceeded: exceedsThreshold(threshold, this.#erroredEpisodes, this.#episodes),
+      },
     };
   }
 }
@@ -204,7 +271,12 @@ function fmt(v: number | null, digits = 3): string {
 }
 
 /** The reward as shown: clean mean, with the all-traces mean in parentheses when some errored. */
-export function rewardText(s: Pick<RunSummary, "reward" | "counts">): string {
+export function rewardText(
+  s: {
+    reward: { mean: number | null; mean_all: number | null };
+    counts: { errored_traces: number };
+  },
+): string {
   const base = fmt(s.reward.mean);
   return s.counts.errored_traces > 0 ? `${base} (${fmt(s.reward.mean_all)})` : base;
 }
@@ -214,7 +286,12 @@ export function renderSummary(s: RunSummary): string {
   const lines: string[] = [];
   const row = (k: string, v: string) => lines.push(`${k.padEnd(10)} ${v}`);
   row("run", `${s.taskset} · ${s.harness} harness · ${s.runtime} runtime · model ${s.model}`);
-  row("done", `${s.counts.episodes}/${s.counts.expected} episodes · ${s.wall_time_s.toFixed(1)}s`);
+  const kept = s.counts.kept ? ` (${s.counts.kept} kept from earlier launches)` : "";
+  row(
+    "done",
+    `${s.counts.episodes}/${s.counts.expected} episodes${kept} · ${s.wall_time_s.toFixed(1)}s` +
+      (s.status === "cancelled" ? " · cancelled" : ""),
+  );
   row("reward", rewardText(s));
   row(
     "errors",
@@ -234,6 +311,7 @@ export function renderSummary(s: RunSummary): string {
       (u.judge_prompt_tokens + u.judge_completion_tokens
         ? ` · + judge in ${u.judge_prompt_tokens} out ${u.judge_completion_tokens}`
         : "") +
+      (u.cost !== null ? ` · cost ${u.cost.toFixed(4)}` : "") +
       ` · turns ${fmt(s.turns_mean, 1)}`,
   );
   const t = s.times_mean_s;
@@ -245,6 +323,19 @@ export function renderSummary(s: RunSummary): string {
       fmt(t.scoring, 2)
     }s`,
   );
+  if (s.unconfirmed_sandboxes.length) {
+    row(
+      "sandboxes",
+      `${s.unconfirmed_sandboxes.length} not confirmed stopped: ` +
+        s.unconfirmed_sandboxes.map((x) => `${x.type} ${x.id ?? "(no id)"}`).join(", "),
+    );
+  }
+  if (s.fail_on_error?.exceeded) {
+    row(
+      "failed",
+      `${s.counts.errored_episodes} errored episodes exceed --fail-on-error ${s.fail_on_error.threshold}`,
+    );
+  }
   row("output", s.output_dir);
   return lines.join("\n");
 }

@@ -1,10 +1,26 @@
 /**
- * `traces.jsonl`: one episode per line, each line one write, flushed to disk on a
- * short interval and at close, so a kill can tear at most the last line.
+ * `traces.jsonl`: one episode per line. Each line is one `write(2)` of the JSON text and
+ * its newline, flushed to disk (fsync) on a short interval and at close, so a kill can
+ * tear at most the last line and a signal between two lines tears none. Reading is
+ * streamed line by line, so a resume never holds the whole file in memory.
  *
  * @module
  */
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, fsync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+
+const encoder = new TextEncoder();
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const p of parts) size += p.byteLength;
+  const out = new Uint8Array(size);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.byteLength;
+  }
+  return out;
+}
 
 /** Appends JSON lines to a file with periodic fsync. */
 export class TracesWriter {
@@ -12,39 +28,109 @@ export class TracesWriter {
   #dirty = false;
   #timer: ReturnType<typeof setInterval>;
   #closed = false;
+  #syncing = false;
+  #buf = new Uint8Array(1 << 16);
   /** Lines written by this writer. */
   lines = 0;
 
   /** Opens `path` for appending; fsyncs at most every `syncMs` milliseconds. */
   constructor(path: string, syncMs = 1000) {
     this.#fd = openSync(path, "a");
-    this.#timer = setInterval(() => this.sync(), syncMs);
+    this.#timer = setInterval(() => this.#syncSoon(), syncMs);
     (this.#timer as { unref?: () => void }).unref?.();
   }
 
   /** Appends one value as a JSON line, in a single write. */
   append(value: unknown): void {
+    this.appendLine(JSON.stringify(value));
+  }
+
+  /** Appends one line of text (without its newline), in a single write. */
+  appendLine(line: string): void {
     if (this.#closed) throw new Error("traces file is closed");
-    const buf = new TextEncoder().encode(JSON.stringify(value) + "\n");
-    let off = 0;
-    while (off < buf.length) off += writeSync(this.#fd, buf, off, buf.length - off);
+    const text = line + "\n";
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; the buffer is reused across lines.
+    if (this.#buf.length < text.length * 3) this.#buf = new Uint8Array(text.length * 3);
+    const size = encoder.encodeInto(text, this.#buf).written;
+    let off = writeSync(this.#fd, this.#buf, 0, size);
+    // A regular file takes the whole buffer at once; the loop only guards short writes.
+    while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
+    if (this.#buf.length > 1 << 24) this.#buf = new Uint8Array(1 << 16); // after a huge line
     this.#dirty = true;
     this.lines++;
   }
 
-  /** Flushes written lines to disk. */
+  /** Flushes written lines to disk now (blocking). */
   sync(): void {
     if (this.#closed || !this.#dirty) return;
-    fsyncSync(this.#fd);
     this.#dirty = false;
+    try {
+      fsyncSync(this.#fd);
+    } catch {
+      this.#dirty = true; // retried at the next tick or at close
+    }
+  }
+
+  /** Flushes written lines to disk in the background (the interval's flush). */
+  #syncSoon(): void {
+    if (this.#closed || !this.#dirty || this.#syncing) return;
+    this.#dirty = false;
+    this.#syncing = true;
+    fsync(this.#fd, (err) => {
+      this.#syncing = false;
+      if (err && !this.#closed) this.#dirty = true;
+    });
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   /** Syncs and closes; idempotent. */
   close(): void {
     if (this.#closed) return;
     clearInterval(this.#timer);
+    if (this.#syncing) this.#dirty = true; // a background flush may not be done yet
     this.sync();
     closeSync(this.#fd);
     this.#closed = true;
+  }
+}
+
+/** One line of a file as read: its text, and whether a newline ended it. */
+export interface FileLine {
+  text: string;
+  /** False only for a last line cut short (no trailing newline): a torn write. */
+  terminated: boolean;
+}
+
+/** Reads a file line by line with a fixed-size buffer (synchronous, constant memory per line). */
+export function* readLines(path: string, chunkBytes = 1 << 20): Generator<FileLine> {
+  const fd = openSync(path, "r");
+  const decoder = new TextDecoder("utf-8");
+  try {
+    const buf = new Uint8Array(chunkBytes);
+    let pending: Uint8Array[] = [];
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      let start = 0;
+      for (;;) {
+        const nl = buf.indexOf(10, start);
+        if (nl === -1 || nl >= n) break;
+        const piece = buf.subarray(start, nl);
+        const text = decoder.decode(pending.length ? concat([...pending, piece]) : piece);
+        pending = [];
+        yield { text, terminated: true };
+        start = nl + 1;
+      }
+      if (start < n) pending.push(buf.slice(start, n));
+    }
+    if (pending.length) {
+      yield { text: decoder.decode(concat(pending)), terminated: false };
+    }
+  } finally {
+    closeSync(fd);
   }
 }

@@ -1,0 +1,54 @@
+/**
+ * One benchmark run in its own process, for the memory benchmark: `vf eval` of `n`
+ * addition rollouts (null harness, match judge, `c` in flight) against the mock at `url`,
+ * in-process; prints `{n, wallMs, peakRssMB, episodes}` as JSON.
+ *
+ * `deno run -A bench/memory_child.ts <url> <n> [c]`
+ *
+ * @module
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { loadEvalConfig } from "../lib/config/load_config.ts";
+import { resolveRunDir } from "../lib/run/naming.ts";
+import { runEval } from "../lib/run/run_eval.ts";
+import { evalArgs } from "./common.ts";
+
+/** Peak resident set size of this process in MB: VmHWM on Linux, else maxRSS. */
+export function peakRssMB(): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+    if (m) return Number(m[1]) / 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+if (import.meta.main) {
+  const [url, n, c] = process.argv.slice(-3).length === 3 && !process.argv.at(-3)!.endsWith(".ts")
+    ? process.argv.slice(-3)
+    : [...process.argv.slice(-2), "50"];
+  process.env.VF_BENCH_KEY = "sk-bench";
+  const out = mkdtempSync(join(tmpdir(), "vf-bench-mem-"));
+  try {
+    const loaded = await loadEvalConfig(evalArgs(url, Number(n), Number(c), out), { cwd: out });
+    const runDir = resolveRunDir(loaded.config, out);
+    const started = performance.now();
+    const { summary } = await runEval(loaded, { runDir, cwd: out });
+    const wallMs = performance.now() - started;
+    process.stdout.write(
+      JSON.stringify({
+        n: Number(n),
+        wallMs,
+        peakRssMB: peakRssMB(),
+        episodes: summary.counts.episodes,
+      }) + "\n",
+    );
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  process.exit(0);
+}

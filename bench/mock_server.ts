@@ -1,0 +1,102 @@
+/**
+ * A loopback mock of an OpenAI-compatible chat completions endpoint for benchmarks:
+ * `POST /v1/chat/completions` with a bearer token and a JSON body holding `model` and
+ * `messages`; it answers `a + b` questions with their sum (anything else with "ok"),
+ * after an optional fixed latency. No streaming, no recording: it must stay cheap.
+ *
+ * As a program it prints its base URL (with `/v1`) on stdout and serves until killed:
+ * `deno run -A bench/mock_server.ts [--latency-ms N]`.
+ *
+ * @module
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import process from "node:process";
+
+/** A running mock. */
+export interface MockServer {
+  /** Base URL including `/v1`. */
+  url: string;
+  /** Requests answered so far. */
+  served(): number;
+  close(): Promise<void>;
+}
+
+function answer(content: string): string {
+  const m = /(-?\d+)\s*\+\s*(-?\d+)/.exec(content);
+  return m ? String(Number(m[1]) + Number(m[2])) : "ok";
+}
+
+function send(res: http.ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(body);
+}
+
+/** Starts the mock on 127.0.0.1 (OS-chosen port). */
+export async function startMockServer(options: { latencyMs?: number } = {}): Promise<MockServer> {
+  const latency = options.latencyMs ?? 0;
+  let served = 0;
+  let created = 1_700_000_000;
+  const server = http.createServer((req, res) => {
+    let text = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => (text += c));
+    req.on("end", () => {
+      if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
+        return send(res, 404, '{"error":{"message":"not found","type":"invalid_request_error"}}');
+      }
+      if (!/^Bearer .+/.test(req.headers.authorization ?? "")) {
+        return send(res, 401, '{"error":{"message":"no API key","type":"invalid_request_error"}}');
+      }
+      let body: { model?: unknown; messages?: { content?: unknown }[] };
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return send(res, 400, '{"error":{"message":"bad JSON","type":"invalid_request_error"}}');
+      }
+      if (typeof body.model !== "string" || !Array.isArray(body.messages)) {
+        return send(
+          res,
+          400,
+          '{"error":{"message":"model and messages are required","type":"invalid_request_error"}}',
+        );
+      }
+      const last = body.messages.at(-1)?.content;
+      const content = answer(typeof last === "string" ? last : "");
+      const reply = JSON.stringify({
+        id: `chatcmpl-mock-${served}`,
+        object: "chat.completion",
+        created: created++,
+        model: body.model,
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content, refusal: null },
+          logprobs: null,
+          finish_reason: "stop",
+        }],
+        usage: { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 },
+      });
+      served++;
+      if (latency > 0) setTimeout(() => send(res, 200, reply), latency);
+      else send(res, 200, reply);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    served: () => served,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      }),
+  };
+}
+
+if (import.meta.main) {
+  const i = process.argv.indexOf("--latency-ms");
+  const mock = await startMockServer({ latencyMs: i > 0 ? Number(process.argv[i + 1]) : 0 });
+  process.stdout.write(mock.url + "\n");
+}

@@ -1,0 +1,94 @@
+/**
+ * The streaming scheduler: `concurrency` workers pull work items one at a time from a
+ * lazy source, run them, and hand each result on as soon as it is done. Nothing is
+ * collected: memory holds at most `concurrency` items in flight, whatever the length of
+ * the source. Aborting the signal stops pulling new items; items in flight finish (their
+ * own code sees the same signal and winds down).
+ *
+ * @module
+ */
+
+/** Live counters of a pool. */
+export interface PoolStats {
+  /** Items pulled from the source. */
+  pulled: number;
+  /** Items running now. */
+  inFlight: number;
+  /** The most items ever running at once. */
+  maxInFlight: number;
+  /** Items whose result was handed on. */
+  finished: number;
+}
+
+/** Options of {@link runPool}. */
+export interface PoolOptions<S, R> {
+  /** The work, pulled lazily (an async generator is fine: concurrent pulls queue). */
+  source: AsyncIterator<S>;
+  concurrency: number;
+  /** Stops pulling when aborted. */
+  signal: AbortSignal;
+  /** Runs one item. */
+  run(item: S): Promise<R>;
+  /** Receives each result as soon as it is done (synchronous: results are not queued). */
+  onResult(result: R, item: S): void;
+  /** Counters, updated in place. */
+  stats?: PoolStats;
+}
+
+/** A fresh set of counters. */
+export function newPoolStats(): PoolStats {
+  return { pulled: 0, inFlight: 0, maxInFlight: 0, finished: 0 };
+}
+
+/**
+ * Runs every item of `source` with at most `concurrency` in flight. Resolves when the
+ * source is exhausted (or the signal aborted) and every started item is done. If the
+ * source, `run` or `onResult` throws, no new item starts, the items in flight finish, and
+ * the first error is thrown.
+ */
+export async function runPool<S, R>(options: PoolOptions<S, R>): Promise<void> {
+  const stats = options.stats ?? newPoolStats();
+  let failure: { error: unknown } | null = null;
+  let exhausted = false;
+  const stopped = () => exhausted || failure !== null || options.signal.aborted;
+
+  const worker = async () => {
+    while (!stopped()) {
+      let next: IteratorResult<S>;
+      try {
+        next = await options.source.next();
+      } catch (error) {
+        failure ??= { error };
+        return;
+      }
+      if (next.done) {
+        exhausted = true;
+        return;
+      }
+      stats.pulled++;
+      if (stopped()) return; // pulled while stopping: never started
+      stats.inFlight++;
+      if (stats.inFlight > stats.maxInFlight) stats.maxInFlight = stats.inFlight;
+      let result: R;
+      try {
+        result = await options.run(next.value);
+      } catch (error) {
+        failure ??= { error };
+        return;
+      } finally {
+        stats.inFlight--;
+      }
+      stats.finished++;
+      try {
+        options.onResult(result, next.value);
+      } catch (error) {
+        failure ??= { error };
+        return;
+      }
+    }
+  };
+
+  const n = Math.max(1, Math.floor(options.concurrency));
+  await Promise.all(Array.from({ length: n }, worker));
+  if (failure !== null) throw (failure as { error: unknown }).error;
+}
