@@ -18,6 +18,10 @@ Usage:
   vf validate-config [<taskset>] [@ config.toml ...] [flags]   (= vf eval --dry-run)
   vf plugins list
   vf plugins show <kind> <id-or-specifier>
+  vf sandboxes list [--json] | vf sandboxes gc
+  vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>
+  vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]   (scaffold a plugin package)
+  vf bridge prime-eval <target> [args...]   (for \`prime eval\`: a v1 config or a taskset id)
   vf --version | --help
 
 Examples:
@@ -26,8 +30,10 @@ Examples:
   vf eval @ examples/quickstart.toml --env.agent.max-turns 4 --dry-run
   vf eval reverse-text --help          (fields of the reverse-text taskset and defaults)
   vf plugins show taskset ./my_taskset.ts
+  vf eval npm:@acme/vf-mathsets@^1.2 -m oracle --lock   (fetched, cached, pinned in vf.lock)
 
-Exit codes: 0 ok, 1 internal error, 2 bad input.
+Exit codes: 0 ok, 1 internal error, 2 bad input, 3 too many errored episodes
+(--fail-on-error), 130 stopped by a signal. vf eval --resume <run-dir> continues a run.
 Logs and progress go to stderr, data to stdout. NO_COLOR or --no-color turn colours off.`;
 
 /** Runs one command and returns its exit code. */
@@ -63,6 +69,22 @@ export async function main(argv: string[]): Promise<number> {
     case "plugins": {
       const { pluginsCommand } = await import("./lib/cli/plugins_command.ts");
       return await pluginsCommand(rest);
+    }
+    case "sandboxes": {
+      const { sandboxesCommand } = await import("./lib/cli/sandboxes_command.ts");
+      return await sandboxesCommand(rest);
+    }
+    case "sandbox": {
+      const { sandboxCommand } = await import("./lib/cli/sandboxes_command.ts");
+      return await sandboxCommand(rest);
+    }
+    case "init": {
+      const { initCommand } = await import("./lib/cli/init_command.ts");
+      return await initCommand(rest);
+    }
+    case "bridge": {
+      const { bridgeCommand } = await import("./lib/cli/bridge_command.ts");
+      return await bridgeCommand(rest);
     }
     default:
       await err(`${paint("error:", "red")} unknown command "${command}"\n\n${USAGE}`);

@@ -62,7 +62,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loaded.config;
-  const runDir = resolveRunDir(config, cwd);
+  const runDir = loaded.resumeDir ?? resolveRunDir(config, cwd);
   if (config.dry_run) {
     const path = writeEvalJson(runDir, config);
     await err(`config valid; wrote ${path}`);

@@ -27,10 +27,27 @@ export function paint(text: string, code: "red" | "yellow" | "green" | "dim" | "
   return `\x1b[${codes[code]}m${text}\x1b[0m`;
 }
 
+/**
+ * Writes text and resolves once the stream took it: on `drain`, or at once when the
+ * reader is gone (closed pipe, EPIPE) — a closed stdout must never keep the process alive.
+ */
 function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
   return new Promise((resolve) => {
-    if (stream.write(text)) resolve();
-    else stream.once("drain", () => resolve());
+    if (stream.destroyed || stream.writableEnded) return resolve();
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("error", done);
+      stream.off("close", done);
+      resolve();
+    };
+    try {
+      if (stream.write(text)) return resolve();
+    } catch {
+      return resolve();
+    }
+    stream.once("drain", done);
+    stream.once("error", done);
+    stream.once("close", done);
   });
 }
 

@@ -33,6 +33,11 @@ export interface ParsedArgv {
   files: FileLayer[];
   flags: RawFlag[];
   help: boolean;
+  /**
+   * `--resume <run-dir>` (sugar for `@ <run-dir>/configs/eval.json --resume`): the run
+   * directory as typed. Its config file is the first file layer.
+   */
+  resumeDir?: string;
   /** Problems found while tokenizing. */
   problems: string[];
 }
@@ -105,5 +110,23 @@ export function tokenizeArgv(argv: readonly string[]): ParsedArgv {
     }
     out.positional.push(tok);
   }
+  applyResumeSugar(out);
   return out;
+}
+
+const BOOLEAN_WORDS = new Set(["true", "false", "1", "0", "yes", "no"]);
+
+/** `--resume <run-dir>` (or `--resume <run-dir>/configs/eval.json`) → a file layer + `--resume`. */
+function applyResumeSugar(out: ParsedArgv): void {
+  for (const flag of out.flags) {
+    if (flag.text !== "--resume" || flag.values.length !== 1) continue;
+    const value = flag.values[0];
+    if (BOOLEAN_WORDS.has(value.toLowerCase()) || value === "") continue;
+    const file = /\.json$/i.test(value) ? value : `${value.replace(/\/+$/, "")}/configs/eval.json`;
+    out.resumeDir = /\.json$/i.test(value)
+      ? value.replace(/\/?[^/]+$/, "").replace(/\/?configs$/, "") || "."
+      : value;
+    out.files.unshift({ path: file, at: [] });
+    flag.values = [];
+  }
 }

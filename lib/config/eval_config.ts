@@ -59,8 +59,10 @@ export const SamplingConfig = z.object({
 
 /** Common keys of every judge entry (`env.taskset.task.judges[]`). */
 export const JudgeBase = z.strictObject({
-  id: z.string().min(1, "a judge needs an `id`").describe("Judge id or specifier"),
-  name: z.string().default("").describe("Reward key (default: the id)"),
+  id: z.string({
+    error: (issue) => issue.input === undefined ? "a judge needs an `id`" : undefined,
+  }).min(1, "a judge needs an `id`").describe("Judge id or specifier"),
+  name: z.string().default("").describe("Reward key (default: the id's package name)"),
   weight: z.number().refine(Number.isFinite, "weight must be finite").default(1).describe(
     "Reward weight",
   ),
@@ -188,12 +190,29 @@ export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}) {
       name: z.string().nullable().default(null).describe("Run name (default generated)"),
       dir: z.string().nullable().default(null).describe("Run directory under output_dir"),
     }).prefault({}),
-    push: z.boolean().default(false).describe("Upload results (not supported; kept for parity)"),
+    push: z.boolean().default(false).describe(
+      "Upload results: verifiers-ts has no results upload, so it must stay false (--no-push ok)",
+    ),
     verbose: z.boolean().default(false).describe("Debug logging"),
-    display: z.enum(DISPLAY_MODES).default("auto").describe("Progress display"),
+    display: z.enum(DISPLAY_MODES).default("auto").describe(
+      "Progress display: auto (rich on a terminal, plain otherwise or in CI), rich, plain, " +
+        "json (final summary as JSON on stdout), none",
+    ),
+    fail_on_error: z.number().min(0).nullable().default(null).describe(
+      "Exit 3 when too many episodes errored: below 1 a fraction (exceeded when the " +
+        "errored fraction is above it), 1 and up a count",
+    ),
     dry_run: z.boolean().default(false).describe("Validate, write configs/eval.json, exit"),
-    resume: z.boolean().default(false).describe("Continue the run in this run directory"),
+    resume: z.boolean().default(false).describe(
+      "Continue the run in this run directory (`--resume <run-dir>` loads its configs/eval.json)",
+    ),
     clean: z.boolean().default(false).describe("Delete the run directory first"),
+    lock: z.boolean().default(false).describe(
+      "Write/update vf.lock beside the config: version + integrity of fetched plugins",
+    ),
+    frozen: z.boolean().default(false).describe(
+      "Refuse any change to vf.lock (a missing entry or a different resolution)",
+    ),
   });
 }
 
@@ -216,4 +235,4 @@ export const ROOT_ALIASES: Record<string, string> = {
 };
 
 /** Keys excluded from `configs/eval.json` (they steer one launch, not the run). */
-export const LAUNCH_ONLY_KEYS = ["dry_run", "resume", "clean"] as const;
+export const LAUNCH_ONLY_KEYS = ["dry_run", "resume", "clean", "lock", "frozen"] as const;

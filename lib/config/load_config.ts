@@ -8,6 +8,7 @@
  */
 import type { z } from "zod";
 import process from "node:process";
+import { resolve as resolvePath } from "node:path";
 import { ConfigError, PluginError } from "../errors.ts";
 import { getEnv } from "../_runtime/env.ts";
 import type {
@@ -17,6 +18,8 @@ import type {
   TasksetPlugin,
 } from "../plugins/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
+import { lockPathFor, openPluginLock } from "../plugins/lock.ts";
+import { judgeRewardKey } from "../rollout/scoring.ts";
 import { type ParsedArgv, type RawFlag, tokenizeArgv } from "./argv.ts";
 import { buildEvalConfigSchema, type EvalConfig, ROOT_ALIASES } from "./eval_config.ts";
 import { readConfigFile } from "./files.ts";
@@ -48,6 +51,8 @@ export interface LoadedConfig {
   help: boolean;
   /** The narrowed schema (for help rendering). */
   schema: z.ZodType;
+  /** The run directory named by `--resume <run-dir>` (absolute), when that form was used. */
+  resumeDir?: string;
 }
 
 /** Options of {@link loadEvalConfig}. */
@@ -339,6 +344,27 @@ async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<
   }
 }
 
+/** A launch switch (`--lock`, `--frozen`): a flag (`--x`, `--x=true`, `--no-x`) or the files. */
+function launchSwitch(parsed: ParsedArgv, fileData: unknown, name: string): boolean {
+  let value = getPath(fileData, [name]) === true;
+  for (const f of parsed.flags) {
+    const p = roughPath(f.segments).join(".");
+    if (p === name) value = f.values.length === 0 || /^(true|1|yes)$/i.test(f.values[0]);
+    if (p === `no_${name}` && f.values.length === 0) value = false;
+  }
+  return value;
+}
+
+/** The `vf.lock` of this launch (beside the first config file), per `--lock` / `--frozen`. */
+function openLaunchLock(parsed: ParsedArgv, fileData: unknown, cwd: string) {
+  const files = (parsed.resumeDir !== undefined ? parsed.files.slice(1) : parsed.files)
+    .filter((f) => f.at.length === 0).map((f) => f.path);
+  return openPluginLock(lockPathFor(files, cwd), {
+    lock: launchSwitch(parsed, fileData, "lock"),
+    frozen: launchSwitch(parsed, fileData, "frozen"),
+  });
+}
+
 /**
  * Parses `vf eval` arguments into a validated, plugin-narrowed config.
  * Throws {@link ConfigError} listing every problem, or {@link PluginError}.
@@ -377,7 +403,8 @@ export async function loadEvalConfig(
   };
   const tasksetId = idOf("env.taskset.id");
   const pluginErrors: PluginError[] = [];
-  const loadOpts = { cwd };
+  const lock = openLaunchLock(parsed, fileData, cwd);
+  const loadOpts = { cwd, lock };
   const taskset = tasksetId
     ? await tryLoad(() => loadPlugin("taskset", tasksetId, loadOpts), pluginErrors)
     : undefined;
@@ -465,6 +492,12 @@ export async function loadEvalConfig(
   }
   const config = result.success ? result.data as EvalConfig : undefined;
   if (config) {
+    if (config.push) {
+      problems.push(
+        `${where(prov, ["push"])}: verifiers-ts has no results upload, so push must be false ` +
+          "(drop --push; --no-push is accepted)",
+      );
+    }
     if (!config.env.taskset.id) {
       problems.push(
         "no taskset: give one as `vf eval <taskset-id>`, --env.taskset.id, or [env.taskset] id in a file",
@@ -477,7 +510,7 @@ export async function loadEvalConfig(
     }
     const keys = new Map<string, number>();
     config.env.taskset.task.judges.forEach((j, i) => {
-      const key = j.name || j.id;
+      const key = judgeRewardKey(j, judges[i]);
       const prev = keys.get(key);
       if (prev !== undefined) {
         problems.push(
@@ -493,11 +526,13 @@ export async function loadEvalConfig(
     });
   }
   const resolved = config!;
+  lock?.save();
   resolved.client.base_url ??= getEnv("OPENAI_BASE_URL") ?? "https://api.openai.com/v1";
   return {
     config: resolved,
     plugins: { taskset, harness: harness!, runtime: runtime!, judges: judges as JudgePlugin[] },
     help: false,
     schema,
+    ...(parsed.resumeDir !== undefined ? { resumeDir: resolvePath(cwd, parsed.resumeDir) } : {}),
   };
 }

@@ -24,9 +24,13 @@ export const BUILTINS: Record<PluginKind, Record<string, Importer>> = {
   },
   judge: {
     "match": () => import("../../plugins/judges/match/mod.ts"),
+    "reference": () => import("../../plugins/judges/reference/mod.ts"),
+    "rubric": () => import("../../plugins/judges/rubric/mod.ts"),
   },
   runtime: {
     "local": () => import("../../plugins/runtimes/local/mod.ts"),
+    "prime": () => import("../../plugins/runtimes/prime/mod.ts"),
+    "modal": () => import("../../plugins/runtimes/modal/mod.ts"),
   },
 };
 

@@ -11,6 +11,7 @@
  */
 import type { z } from "zod";
 import type { ProgramResult, Runtime } from "../runtime/runtime.ts";
+import type { LedgerEntry } from "../runtime/ledger.ts";
 import type { TaskData } from "../tasks/task_data.ts";
 import type { Message, Trace } from "../trace/types.ts";
 
@@ -153,33 +154,85 @@ export interface HarnessPlugin extends PluginBase<"harness"> {
   launch(ctx: HarnessLaunchContext): Promise<ProgramResult>;
 }
 
-/** A chat completion request a judge makes; recorded in the trace by the framework. */
+/** What one judge model call returned; the framework has already recorded it in the trace. */
 export interface JudgeCompletion {
+  /** The reply text ("" when the model sent no content). */
   text: string;
+  /** What `options.parse` returned (null without a parser). */
+  parsed: unknown;
   usage: { prompt_tokens: number; completion_tokens: number } | null;
+  finish_reason: string | null;
+  /** The model's refusal message (structured output), else null. */
+  refusal: string | null;
+}
+
+/** Options of {@link JudgeContext.complete}. */
+export interface JudgeCompleteOptions {
+  /** Sent as `response_format` (e.g. `{type: "json_schema", json_schema: {...}}`). */
+  responseFormat?: unknown;
+  /**
+   * Turns the reply text into the judge's verdict; its result is recorded as `parsed`.
+   * When it throws, the call stays recorded (with `parsed: null`) and the error propagates.
+   */
+  parse?: (text: string) => unknown;
+  /** Cancels this call (in addition to the rollout's own signal). */
+  signal?: AbortSignal;
 }
 
 /** What a judge gets to score one trace. */
 export interface JudgeContext extends HookContext {
   /** The judge's resolved config (client fields, model, weight, own keys). */
   judge: Record<string, unknown>;
-  /** Sends one chat completion to the judge model; the framework records it. */
-  complete(
-    messages: Message[],
-    options?: { responseFormat?: unknown; parse?: (text: string) => unknown },
-  ): Promise<JudgeCompletion>;
+  /** The key the judge's reward is recorded under (`name`, else derived from the id). */
+  rewardKey: string;
+  /** The text of the entry's `prompt` file (read before the run), or null to use the judge's own. */
+  prompt: string | null;
+  /**
+   * Sends the messages as one chat completion to the judge model and records the call
+   * in `trace.info.judge` (`{judge, model, text, parsed, usage, time}`) and its usage in
+   * `trace.extra_usage` — also when parsing fails. With `responseFormat`, a refusal or
+   * an empty reply throws (after recording).
+   */
+  complete(messages: Message[], options?: JudgeCompleteOptions): Promise<JudgeCompletion>;
 }
+
+/** A judge's reward together with metrics it measured on the way (e.g. per criterion). */
+export interface JudgeScore {
+  /** The reward: one number (under the judge's key) or several keyed numbers. */
+  reward: ScoreValue;
+  /** Unweighted metrics recorded as given (name them `<rewardKey>/<what>`). */
+  metrics: Record<string, number>;
+}
+
+/**
+ * What a judge's `score` returns: a {@link ScoreValue}, or a {@link JudgeScore} (told
+ * apart by its `metrics` object) when it also reports metrics.
+ */
+export type JudgeResult = ScoreValue | JudgeScore;
 
 /** A scorer that runs after the task's own rewards. */
 export interface JudgePlugin extends PluginBase<"judge"> {
-  /** Scores the trace: one number (the reward) or several keyed numbers. */
-  score(ctx: JudgeContext): Promise<ScoreValue>;
+  /**
+   * Scores the trace: one number (the reward, weighted by the entry's `weight`), several
+   * keyed numbers (each a reward with that weight), or `{reward, metrics}`. Throwing
+   * records a `TaskError` and leaves the reward null — a judge failure is never a 0.
+   */
+  score(ctx: JudgeContext): Promise<JudgeResult>;
+  /**
+   * Checks a resolved judge entry before any rollout (e.g. reads the files it names);
+   * throwing refuses the run with the error's message.
+   */
+  check?(config: Record<string, unknown>): void;
 }
 
 /** Options given to a runtime factory. */
 export interface RuntimeCreateOptions {
   /** A name for the instance (the trace id); providers may show it. */
   name: string;
+  /** The run that owns the instance (its run directory), noted in the sandbox ledger. */
+  run?: string | null;
+  /** Where the runtime logs warnings (e.g. a first-use image build). @default no logging */
+  log?: (message: string) => void;
 }
 
 /** A runtime type: makes {@link Runtime} instances from its config. */
@@ -187,6 +240,14 @@ export interface RuntimePlugin extends PluginBase<"runtime"> {
   /** True when instances run on this machine. */
   isLocal: boolean;
   create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime;
+  /** Checks a resolved config before any rollout (rules across keys); throws a ConfigError. */
+  check?(config: Record<string, unknown>): void;
+  /**
+   * Remote runtimes: confirms the stop of a sandbox known only from its ledger entry
+   * (`vf sandboxes gc`). Resolves when the provider confirmed it gone (an "already gone"
+   * answer counts); throws otherwise.
+   */
+  stopById?(entry: LedgerEntry, options?: { log?: (message: string) => void }): Promise<void>;
 }
 
 /** Any plugin. */

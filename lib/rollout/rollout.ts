@@ -406,4 +406,3 @@ function solutionFor(plan: RolloutPlan, task: TaskData): Solution {
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
-
