@@ -33,8 +33,12 @@ export type {
   HarnessLaunchContext,
   HarnessPlugin,
   HookContext,
+  JudgeCompleteOptions,
+  JudgeCompletion,
   JudgeContext,
   JudgePlugin,
+  JudgeResult,
+  JudgeScore,
   MetricHook,
   Plugin,
   PluginKind,
@@ -72,3 +76,5 @@ export type { LoadedConfig, LoadEvalConfigOptions } from "./lib/config/load_conf
 export type { EvalConfig } from "./lib/config/eval_config.ts";
 export { loadPlugin } from "./lib/plugins/load.ts";
 export { VERSION } from "./lib/version.ts";
+export { parseJudgeChoice } from "./lib/scoring/judge_choice.ts";
+export { renderTemplate } from "./lib/scoring/template.ts";

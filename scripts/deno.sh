@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the project's pinned Deno (installed from npm by `npm ci`), else the Deno on PATH.
+# Runs the project's pinned Deno (installed from npm by `npm install`), else the Deno on PATH.
 # deno.json tasks call this instead of `deno`: inside `deno task`, a name found in
 # node_modules/.bin is run as a JavaScript bin script, which the native binary is not.
 here="$(cd "$(dirname "$0")/.." && pwd)"

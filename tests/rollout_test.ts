@@ -157,3 +157,23 @@ describe("initialMessages()", () => {
     );
   });
 });
+
+describe("plugged functions", () => {
+  it("refuse the run before any rollout when their module cannot load", async () => {
+    const missing = join(mkdtempSync(join(tmpdir(), "vf-plug-")), "nope.ts");
+    await assert.rejects(
+      evalInProcess([
+        "echo",
+        "-m",
+        "oracle",
+        "--env.taskset.task.rewards",
+        JSON.stringify({ extra: { fn: `${missing}:score` } }),
+      ]),
+      (e: unknown) => {
+        assert.ok(e instanceof Error && (e as { exitCode?: number }).exitCode === 2, String(e));
+        assert.match((e as Error).message, /nope\.ts/);
+        return true;
+      },
+    );
+  });
+});

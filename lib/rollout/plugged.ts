@@ -159,7 +159,11 @@ export function applyPlugs<H extends Hook>(
   kind: PlugKind,
   own: Record<string, H> | undefined,
   plugs: Record<string, PlugEntry>,
-  options: PlugOptions & { onLoadError?: (message: string) => void } = {},
+  options: PlugOptions & {
+    onLoadError?: (message: string) => void;
+    /** Receives each plugged function's loading promise (await them to refuse a run early). */
+    loads?: Promise<unknown>[];
+  } = {},
 ): (H & { name: string })[] {
   const out = new Map<string, H & { name: string }>();
   for (const [name, hook] of Object.entries(own ?? {})) out.set(name, { ...hook, name });
@@ -169,6 +173,7 @@ export function applyPlugs<H extends Hook>(
     if (plug.fn !== null) {
       parseFnSpecifier(plug.fn);
       const loading = loadPluggedFn(plug.fn, options);
+      options.loads?.push(loading);
       loading.catch((err) =>
         options.onLoadError?.(`${kind} '${name}': ${err instanceof Error ? err.message : err}`)
       );

@@ -81,6 +81,8 @@ export interface RolloutPlan {
   stops: (StopHook & { name: string })[];
   log(message: string): void;
   warn(message: string): void;
+  /** Settles when every plugged function loaded; rejects (with the load error) otherwise. */
+  ready?: Promise<void>;
 }
 
 const TAIL_CHARS = 2000;

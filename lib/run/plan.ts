@@ -33,7 +33,8 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   if (!taskset) throw new InputError("taskset_missing", "Cannot run: no taskset");
   const agent = config.env.agent;
   const task = config.env.taskset.task;
-  const plugOptions = { onLoadError: services.warn };
+  const loads: Promise<unknown>[] = [];
+  const plugOptions = { onLoadError: services.warn, loads };
   const rewards: NamedReward[] = applyPlugs<RewardHook>(
     "reward",
     taskset.rewards,
@@ -60,7 +61,10 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   const sampling = Object.fromEntries(
     Object.entries(config.sampling).filter(([, v]) => v !== null),
   );
+  const ready = Promise.all(loads).then(() => {});
+  ready.catch(() => {});
   return {
+    ready,
     taskset,
     tasksetConfig: config.env.taskset as Record<string, unknown>,
     harness,

@@ -269,14 +269,28 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
       if (config.verbose) say(m);
     },
   });
-  const plan = buildRolloutPlan({
-    ...loaded,
-    config: {
-      ...config,
-      env: { ...config.env, taskset: tasksetConfig as typeof config.env.taskset },
-    },
-    plugins: { ...loaded.plugins, runtime: tracker.wrap(loaded.plugins.runtime) },
-  }, { client, interception, oracle, log, warn });
+  let plan: ReturnType<typeof buildRolloutPlan>;
+  try {
+    plan = buildRolloutPlan({
+      ...loaded,
+      config: {
+        ...config,
+        env: { ...config.env, taskset: tasksetConfig as typeof config.env.taskset },
+      },
+      plugins: {
+        ...loaded.plugins,
+        runtime: tracker.wrap(loaded.plugins.runtime, { run: runDir, log: warn }),
+      },
+    }, { client, interception, oracle, log, warn });
+    await plan.ready; // a plugged function that cannot load refuses the run before any rollout
+  } catch (err) {
+    await interception.close();
+    await oracle?.close();
+    client.close();
+    logFile("error", `run failed before it started: ${(err as Error).message}`);
+    logFile.close();
+    throw err;
+  }
 
   const envId = config.env.id ? `${config.env.id}+${config.env.taskset.id}` : config.env.taskset.id;
   const settings: EpisodeSettings = {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { RuntimePlugin } from "../plugins/contract.ts";
+import type { RuntimeCreateOptions, RuntimePlugin } from "../plugins/contract.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { UnconfirmedSandbox } from "./summary.ts";
 
@@ -15,12 +15,15 @@ import type { UnconfirmedSandbox } from "./summary.ts";
 export class RuntimeTracker {
   #live = new Set<Runtime>();
 
-  /** The plugin with `create` wrapped so that every instance is tracked. */
-  wrap(plugin: RuntimePlugin): RuntimePlugin {
+  /**
+   * The plugin with `create` wrapped so that every instance is tracked; `defaults` fill
+   * the create options the rollout does not give (the owning run, the warning sink).
+   */
+  wrap(plugin: RuntimePlugin, defaults: Omit<RuntimeCreateOptions, "name"> = {}): RuntimePlugin {
     return {
       ...plugin,
       create: (config, options) => {
-        const rt = plugin.create(config, options);
+        const rt = plugin.create(config, { ...defaults, ...options });
         this.#live.add(rt);
         return rt;
       },
