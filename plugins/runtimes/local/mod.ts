@@ -9,9 +9,10 @@ import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/pro
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
-import { ConfigError, SandboxError } from "../../../lib/errors.ts";
+import { SandboxError } from "../../../lib/errors.ts";
 import { getAllEnv } from "../../../lib/_runtime/env.ts";
 import { spawnProgram } from "../../../lib/_runtime/spawn.ts";
+import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import { defineRuntime } from "../../../lib/plugins/contract.ts";
 import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
 import type {
@@ -276,15 +277,12 @@ export default defineRuntime({
   isLocal: true,
   config: LocalRuntimeConfig,
   create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime {
-    const parsed = LocalRuntimeConfig.safeParse(config);
-    if (!parsed.success) {
-      throw new ConfigError(
-        parsed.error.issues.map((i) =>
-          `runtime "local": ${i.path.join(".") || "(config)"}: ${i.message}`
-        ),
-        { hint: "Keys: workdir_root (path or null), keep_workdir (bool), env (table of strings)" },
-      );
-    }
-    return new LocalRuntime(parsed.data, options.name);
+    const data = parsePluginConfig(
+      'runtime "local"',
+      LocalRuntimeConfig,
+      config,
+      "Keys: workdir_root (path or null), keep_workdir (bool), env (table of strings)",
+    );
+    return new LocalRuntime(data, options.name);
   },
 });

@@ -23,6 +23,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { z } from "zod";
 import { ConfigError, SandboxError } from "../../../lib/errors.ts";
+import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import { defineRuntime } from "../../../lib/plugins/contract.ts";
 import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
 import { acquireCreateSlot } from "../../../lib/runtime/create_limiter.ts";
@@ -780,17 +781,14 @@ export default defineRuntime({
   isLocal: false,
   config: ModalRuntimeConfig,
   create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime {
-    const parsed = ModalRuntimeConfig.safeParse(config);
-    if (!parsed.success) {
-      throw new ConfigError(
-        parsed.error.issues.map((i) =>
-          `runtime "modal": ${i.path.join(".") || "(config)"}: ${i.message}`
-        ),
-        { hint: "See `vf plugins show modal` for the keys and their ranges" },
-      );
-    }
-    parseGpu(parsed.data.gpu);
-    return new ModalRuntime(parsed.data, {
+    const data = parsePluginConfig(
+      'runtime "modal"',
+      ModalRuntimeConfig,
+      config,
+      "See `vf plugins show modal` for the keys and their ranges",
+    );
+    parseGpu(data.gpu);
+    return new ModalRuntime(data, {
       name: options.name,
       run: options.run,
       log: options.log,

@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { ConfigError } from "../../../lib/errors.ts";
+import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import {
   idleSecondsToMinutes,
   remoteImageSchema,
@@ -77,16 +78,7 @@ const HINT = "Keys: image, workdir, vm, guaranteed, region, labels, cpu, memory,
  * idle timeout. Throws a {@link ConfigError} naming every problem.
  */
 export function resolvePrimeConfig(raw: Record<string, unknown>): ResolvedPrimeConfig {
-  const parsed = PrimeRuntimeConfig.safeParse(raw);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) =>
-        `runtime "prime": ${i.path.join(".") || "(config)"}: ${i.message}`
-      ),
-      { hint: HINT },
-    );
-  }
-  const c = parsed.data;
+  const c = parsePluginConfig('runtime "prime"', PrimeRuntimeConfig, raw, HINT);
   const problems: string[] = [];
   let idle: number | null;
   if (c.idle_timeout === undefined) {
