@@ -150,3 +150,12 @@ export function toTraceError(
 export function formatError(err: VerifiersError): string {
   return err.hint ? `error: ${err.message}\nhint: ${err.hint}` : `error: ${err.message}`;
 }
+
+/** The message of anything thrown: an Error's message, a `{message}` object's, else `String()`. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === "object" && err !== null && "message" in err) {
+    return String((err as { message: unknown }).message);
+  }
+  return String(err);
+}

@@ -27,14 +27,14 @@ export function cliArgv(args: string[]): string[] {
     : [execPath(), CLI, ...args];
 }
 
-/** Runs `vf <args>` and collects its output. */
-export function runCli(
+/** Runs a program to completion and collects its output (killed after `timeoutMs`). */
+export function runProcess(
+  cmd: string,
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
 ): Promise<CliResult> {
-  const [cmd, ...rest] = cliArgv(args);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, rest, {
+    const child = spawn(cmd, args, {
       cwd: options.cwd,
       env: { ...process.env, NO_COLOR: "1", ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -43,11 +43,20 @@ export function runCli(
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => stdout += d);
     child.stderr.setEncoding("utf8").on("data", (d: string) => stderr += d);
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/** Runs `vf <args>` and collects its output. */
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const [cmd, ...rest] = cliArgv(args);
+  return runProcess(cmd, rest, { ...options, timeoutMs: options.timeoutMs ?? 60_000 });
 }

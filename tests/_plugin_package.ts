@@ -5,11 +5,10 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { CLI } from "./_cli.ts";
+import { CLI, type CliResult, runProcess } from "./_cli.ts";
 
 /** The repository root. */
 export const ROOT = join(import.meta.dirname!, "..");
@@ -21,35 +20,15 @@ export const TOOL_BIN = join(ROOT, "node_modules", ".bin");
 export type VfHost = "deno" | "bun" | "binary";
 
 /** What a child process returned. */
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type RunResult = Pick<CliResult, "code" | "stdout" | "stderr">;
 
-/** Runs a program to completion and collects its output (killed after `timeoutMs`). */
+/** Runs a program to completion and collects its output (killed after `timeoutMs`, 120 s). */
 export function runProgram(
   cmd: string,
   args: string[],
   options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: options.cwd,
-      env: { ...process.env, NO_COLOR: "1", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => stdout += d);
-    child.stderr.setEncoding("utf8").on("data", (d: string) => stderr += d);
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runProcess(cmd, args, { ...options, timeoutMs: options.timeoutMs ?? 120_000 });
 }
 
 /** The argv that starts `vf` on a host (`binary` needs the binary's path). */

@@ -13,6 +13,7 @@
 import type { ProgramResult } from "../runtime/runtime.ts";
 import type { Message } from "../trace/types.ts";
 import type { ChatToolSpec, HostTool } from "./tools.ts";
+import { sleep } from "../util/sleep.ts";
 
 /** A message in OpenAI chat completions shape (extra provider fields are kept). */
 export type ChatMessage = Record<string, unknown> & { role: string };
@@ -222,19 +223,4 @@ function parseRetryAfter(value: string | null): number | null {
   if (value === null) return null;
   const s = Number(value);
   return Number.isFinite(s) && s > 0 && s <= 60 ? s * 1000 : null;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

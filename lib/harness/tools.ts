@@ -7,6 +7,7 @@
  * @module
  */
 import type { Runtime } from "../runtime/runtime.ts";
+import { errorMessage } from "../errors.ts";
 
 /** A tool as advertised in an OpenAI chat completions request (`tools[]`). */
 export interface ChatToolSpec {
@@ -120,7 +121,7 @@ export function createEditTool(runtime: Runtime): HostTool {
         text = new TextDecoder("utf-8", { fatal: true }).decode(await runtime.read(path));
       } catch (err) {
         signal.throwIfAborted();
-        return `Error: cannot read ${path}: ${describe(err)}`;
+        return `Error: cannot read ${path}: ${errorMessage(err)}`;
       }
       const count = text.split(oldStr).length - 1;
       if (count === 0) return `Error: old_str was not found in ${path}. No changes made.`;
@@ -134,7 +135,7 @@ export function createEditTool(runtime: Runtime): HostTool {
         await runtime.write(path, edited);
       } catch (err) {
         signal.throwIfAborted();
-        return `Error: cannot write ${path}: ${describe(err)}`;
+        return `Error: cannot write ${path}: ${errorMessage(err)}`;
       }
       return `Edited ${path}: replaced 1 occurrence of old_str.`;
     },
@@ -149,8 +150,4 @@ function capBytes(text: string, maxBytes: number): string {
   while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // do not split a character
   const head = new TextDecoder().decode(bytes.subarray(0, end));
   return `${head}\n[output truncated: showing ${end} of ${bytes.length} bytes]`;
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -14,6 +14,7 @@ import https from "node:https";
 import type { Socket } from "node:net";
 import { ProviderError } from "../errors.ts";
 import { getEnv } from "../_runtime/env.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 /** Options of {@link createProviderClient}. */
 export interface ProviderClientOptions {
@@ -261,7 +262,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
         (async () => {
           const parts: Uint8Array[] = [];
           for await (const chunk of readBody(res, url, key, signal)) parts.push(chunk);
-          const text = new TextDecoder().decode(concat(parts));
+          const text = new TextDecoder().decode(concatBytes(parts));
           let json: unknown = null;
           try {
             json = text.trim() === "" ? null : JSON.parse(text);
@@ -294,16 +295,4 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
       agents.https.destroy();
     },
   };
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const p of parts) size += p.byteLength;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.byteLength;
-  }
-  return out;
 }

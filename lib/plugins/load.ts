@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { PluginError } from "../errors.ts";
+import { errorMessage, PluginError } from "../errors.ts";
 import { isCompiled } from "../_runtime/is_compiled.ts";
 import { runtimeName } from "../_runtime/runtime_name.ts";
 import { builtinIds, BUILTINS } from "./builtins.ts";
@@ -51,14 +51,6 @@ function lockKey(lock: PluginLock | undefined): string {
   return String(k);
 }
 
-function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (typeof err === "object" && err !== null && "message" in err) {
-    return String((err as { message: unknown }).message);
-  }
-  return String(err);
-}
-
 function notFound(kind: PluginKind, id: string, target: string): PluginError {
   const ids = builtinIds(kind);
   return new PluginError(
@@ -78,7 +70,7 @@ function notFound(kind: PluginKind, id: string, target: string): PluginError {
 function importFailed(kind: PluginKind, id: string, err: unknown): PluginError {
   return new PluginError(
     "plugin_import_failed",
-    `Cannot load ${kind} "${id}": importing it failed: ${errorText(err)}`,
+    `Cannot load ${kind} "${id}": importing it failed: ${errorMessage(err)}`,
     {
       hint:
         "The plugin was found; the error above is its own (a syntax error, a missing dependency " +
@@ -219,12 +211,12 @@ async function importFetched(
     const exports = await import(fetched.importTarget) as Record<string, unknown>;
     return { target: fetched.importTarget, builtin: false, exports };
   } catch (err) {
-    const dep = missingDependency(fetched.file, errorText(err), fetched.singleFile);
+    const dep = missingDependency(fetched.file, errorMessage(err), fetched.singleFile);
     if (!dep) throw importFailed(kind, id, err);
     throw new PluginError(
       "plugin_import_failed",
       `Cannot load ${kind} "${id}": its own dependency "${dep}" is missing (${fetched.resolved}): ${
-        errorText(err)
+        errorMessage(err)
       }`,
       {
         hint: "verifiers-ts does not install a fetched plugin's dependencies: bundle the plugin " +

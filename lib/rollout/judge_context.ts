@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import process from "node:process";
-import { InputError, ProviderError, TaskError, VerifiersError } from "../errors.ts";
+import { errorMessage, InputError, ProviderError, TaskError, VerifiersError } from "../errors.ts";
 import type { ClientConfigValue } from "./rollout.ts";
 import type { JudgeEntry } from "../config/eval_config.ts";
 import { parseChatUsage } from "../model/chat_dialect.ts";
@@ -35,10 +35,6 @@ export interface JudgeFallbacks {
 export interface ConfigureJudgeOptions {
   /** Base directory of a relative `prompt` file. @default process.cwd() */
   cwd?: string;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** One abort signal that fires when any of `signals` does. */

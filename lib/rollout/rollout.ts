@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  errorMessage,
   HarnessError,
   type RolloutErrorType,
   SandboxError,
@@ -30,6 +31,7 @@ import type { Message, Trace, TraceTask } from "../trace/types.ts";
 import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { newTrace } from "./new_trace.ts";
 import { scoreTrace, type ScoringPlan } from "./scoring.ts";
+import { sleepUnlessAborted } from "../util/sleep.ts";
 
 /** The run's client config (no secrets: the key's variable name only). */
 export interface ClientConfigValue {
@@ -132,18 +134,6 @@ export function retryDelayMs(attempt: number, random: () => number = Math.random
   return Math.min(0.5 * 2 ** attempt, 30) * (0.5 + random()) * 1000;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
-}
-
 /** Runs one rollout with whole-rollout retries; the final trace keeps every attempt's errors. */
 export async function runRollout(
   plan: RolloutPlan,
@@ -165,7 +155,7 @@ export async function runRollout(
         attempt + 1
       }`,
     );
-    await sleep(retryDelayMs(attempt), signal);
+    await sleepUnlessAborted(retryDelayMs(attempt), signal);
   }
 }
 
@@ -219,7 +209,7 @@ async function runOnce(
           } catch (err) {
             throw err instanceof DeadlineExceeded
               ? err
-              : new TaskError(`task setup failed: ${errText(err)}`);
+              : new TaskError(`task setup failed: ${errorMessage(err)}`);
           }
         }
         if (plan.harness.setup) await plan.harness.setup(rt, plan.harnessConfig, s);
@@ -230,7 +220,7 @@ async function runOnce(
       }
       throw err instanceof TaskError
         ? err
-        : new HarnessError(`harness setup failed: ${errText(err)}`);
+        : new HarnessError(`harness setup failed: ${errorMessage(err)}`);
     } finally {
       trace.timing.setup.end = nowSeconds();
     }
@@ -299,7 +289,7 @@ async function runOnce(
       } catch (err) {
         recordError(
           trace,
-          new SandboxError(`teardown not confirmed: ${errText(err)}`),
+          new SandboxError(`teardown not confirmed: ${errorMessage(err)}`),
           "SandboxError",
         );
       }
@@ -382,7 +372,7 @@ async function runAgent(
     ) {
       throw err;
     }
-    throw new HarnessError(`harness '${plan.harness.id}' failed: ${errText(err)}`);
+    throw new HarnessError(`harness '${plan.harness.id}' failed: ${errorMessage(err)}`);
   } finally {
     trace.timing.agent.end = nowSeconds();
     session.close();
@@ -403,8 +393,4 @@ function solutionFor(plan: RolloutPlan, task: TaskData): Solution {
       ? ""
       : String(answer),
   };
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

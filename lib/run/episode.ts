@@ -16,6 +16,7 @@ import {
 } from "../rollout/rollout.ts";
 import type { TaskData } from "../tasks/task_data.ts";
 import type { Episode, Trace, TraceTask } from "../trace/types.ts";
+import { sleepUnlessAborted } from "../util/sleep.ts";
 
 /** What every episode of a run shares. */
 export interface EpisodeSettings {
@@ -47,19 +48,6 @@ export function episodeRetryable(ep: Episode, policy: RetryPolicy): boolean {
   if (types.size === 0) return false;
   for (const t of types) if (policy.exclude.includes(t)) return false;
   return policy.include.length === 0 || [...types].some((t) => policy.include.includes(t));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 async function attempt(
@@ -152,6 +140,6 @@ export async function runEpisode(
       `episode ${ep.id} (task ${identity.key}) failed (${[...errorTypes(ep)].join(", ")}); ` +
         `retry ${n + 1}/${s.retries.max_retries}`,
     );
-    await sleep(retryDelayMs(n), signal);
+    await sleepUnlessAborted(retryDelayMs(n), signal);
   }
 }

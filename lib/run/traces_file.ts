@@ -7,20 +7,9 @@
  * @module
  */
 import { closeSync, fsync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { concatBytes } from "../util/bytes.ts";
 
 const encoder = new TextEncoder();
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const p of parts) size += p.byteLength;
-  const out = new Uint8Array(size);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.byteLength;
-  }
-  return out;
-}
 
 /** Appends JSON lines to a file with periodic fsync. */
 export class TracesWriter {
@@ -120,7 +109,7 @@ export function* readLines(path: string, chunkBytes = 1 << 20): Generator<FileLi
         const nl = buf.indexOf(10, start);
         if (nl === -1 || nl >= n) break;
         const piece = buf.subarray(start, nl);
-        const text = decoder.decode(pending.length ? concat([...pending, piece]) : piece);
+        const text = decoder.decode(pending.length ? concatBytes([...pending, piece]) : piece);
         pending = [];
         yield { text, terminated: true };
         start = nl + 1;
@@ -128,7 +117,7 @@ export function* readLines(path: string, chunkBytes = 1 << 20): Generator<FileLi
       if (start < n) pending.push(buf.slice(start, n));
     }
     if (pending.length) {
-      yield { text: decoder.decode(concat(pending)), terminated: false };
+      yield { text: decoder.decode(concatBytes(pending)), terminated: false };
     }
   } finally {
     closeSync(fd);

@@ -22,6 +22,7 @@ import {
 import { join } from "node:path";
 import { SandboxError } from "../errors.ts";
 import { userCacheSubdir } from "./cache_dir.ts";
+import { sleep } from "../util/sleep.ts";
 
 /** A creation rate; the tighter of the two applies when both are set. None or ≤ 0 = no limit. */
 export interface CreateRateLimit {
@@ -46,21 +47,6 @@ export function createIntervalMs(limit: CreateRateLimit): number | null {
 
 function safeName(provider: string): string {
   return provider.replace(/[^A-Za-z0-9._-]/g, "_");
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 async function withLock<T>(lockPath: string, fn: () => T, signal?: AbortSignal): Promise<T> {

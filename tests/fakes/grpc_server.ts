@@ -10,6 +10,7 @@
 import http2 from "node:http2";
 import type { Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { AddressInfo } from "node:net";
+import { concatBytes } from "../../lib/util/bytes.ts";
 
 /** An error a handler throws to end the call with a gRPC status. */
 export class GrpcStatusError extends Error {
@@ -100,7 +101,7 @@ export async function startGrpcServer(
           return;
         }
         options.validate?.(path, metadata);
-        body = singleMessage(concat(chunks));
+        body = singleMessage(concatBytes(chunks));
       } catch (e) {
         failCall(call, e);
         return;
@@ -137,18 +138,6 @@ export async function startGrpcServer(
 function failCall(call: GrpcCall, e: unknown): void {
   if (e instanceof GrpcStatusError) call.end(e.code, e.message);
   else call.end(13, `fake server error: ${e instanceof Error ? e.message : String(e)}`);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.byteLength;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.byteLength;
-  }
-  return out;
 }
 
 /** Parses a request body that must be exactly one uncompressed gRPC message. */

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/pro
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
-import { SandboxError } from "../../../lib/errors.ts";
+import { errorMessage, SandboxError } from "../../../lib/errors.ts";
 import { getAllEnv } from "../../../lib/_runtime/env.ts";
 import { spawnProgram } from "../../../lib/_runtime/spawn.ts";
 import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
@@ -104,7 +104,7 @@ export class LocalRuntime implements Runtime {
       await mkdir(root, { recursive: true });
       dir = await realpath(await mkdtemp(join(root, `vf-${safeName(this.#name)}-`)));
     } catch (e) {
-      throw new SandboxError(`local sandbox provisioning failed: ${describe(e)}`, {
+      throw new SandboxError(`local sandbox provisioning failed: ${errorMessage(e)}`, {
         hint: `Check that "${root}" is a writable directory (runtime key workdir_root)`,
         cause: e,
       });
@@ -155,7 +155,7 @@ export class LocalRuntime implements Runtime {
       await mkdir(dirname(target), { recursive: true });
       await writeFile(target, data);
     } catch (e) {
-      throw new SandboxError(`Cannot write "${path}": ${describe(e)}`, {
+      throw new SandboxError(`Cannot write "${path}": ${errorMessage(e)}`, {
         hint: "Check that the path is a file path the runtime's user may write",
         cause: e,
       });
@@ -172,7 +172,9 @@ export class LocalRuntime implements Runtime {
     } catch (e) {
       const missing = (e as { code?: string }).code === "ENOENT";
       throw new SandboxError(
-        missing ? `Cannot read "${path}": no such file` : `Cannot read "${path}": ${describe(e)}`,
+        missing
+          ? `Cannot read "${path}": no such file`
+          : `Cannot read "${path}": ${errorMessage(e)}`,
         { hint: missing ? `Looked for "${target}"` : undefined, cause: e },
       );
     }
@@ -189,7 +191,7 @@ export class LocalRuntime implements Runtime {
       return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     } catch (e) {
       if (e instanceof SandboxError) throw e;
-      throw new SandboxError(`Cannot read "${path}": ${describe(e)}`, { cause: e });
+      throw new SandboxError(`Cannot read "${path}": ${errorMessage(e)}`, { cause: e });
     } finally {
       await handle.close().catch(() => {});
     }
@@ -233,7 +235,7 @@ export class LocalRuntime implements Runtime {
     try {
       await rm(dir, { recursive: true, force: true, maxRetries: 2 });
     } catch (e) {
-      throw new SandboxError(`Cannot remove the local workdir "${dir}": ${describe(e)}`, {
+      throw new SandboxError(`Cannot remove the local workdir "${dir}": ${errorMessage(e)}`, {
         hint: "Remove it by hand; check its permissions",
         cause: e,
       });
@@ -264,10 +266,6 @@ function tooLarge(path: string, size: number, max: number): SandboxError {
 function safeName(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 64);
   return cleaned === "" ? "runtime" : cleaned;
-}
-
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** The `local` runtime plugin. */

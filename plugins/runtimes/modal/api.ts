@@ -16,6 +16,7 @@ import type { CallOptions } from "./grpc.ts";
 import * as M from "./messages.ts";
 import type { MessageType } from "./protobuf.ts";
 import type { ModalProfile } from "./profile.ts";
+import { sleep } from "../../../lib/util/sleep.ts";
 
 /** `x-modal-client-type` of libmodal JS (`CLIENT_TYPE_LIBMODAL_JS`). */
 export const CLIENT_TYPE = "8";
@@ -63,22 +64,6 @@ export function jwtExpiry(token: string): number {
   } catch {
     return 0;
   }
-}
-
-/** Sleeps, or rejects with the signal's reason. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** The control-plane client. One per process and profile is enough (see {@link sharedModalApi}). */

@@ -12,6 +12,7 @@
  */
 import http2 from "node:http2";
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from "node:http2";
+import { errorMessage } from "../../../lib/errors.ts";
 
 /** gRPC status codes. */
 export const Status = {
@@ -334,7 +335,7 @@ export class GrpcChannel {
       try {
         s = this.#getSession();
       } catch (e) {
-        finish(new GrpcError(Status.UNAVAILABLE, errorText(e), path, { cause: e }));
+        finish(new GrpcError(Status.UNAVAILABLE, errorMessage(e), path, { cause: e }));
         return;
       }
       session = s;
@@ -354,7 +355,7 @@ export class GrpcChannel {
       try {
         req = s.request(headers, { endStream: false });
       } catch (e) {
-        finish(new GrpcError(Status.UNAVAILABLE, errorText(e), path, { cause: e }));
+        finish(new GrpcError(Status.UNAVAILABLE, errorMessage(e), path, { cause: e }));
         return;
       }
       stream = req;
@@ -421,7 +422,7 @@ export class GrpcChannel {
       req.on("close", settle);
       req.on("error", (e: unknown) => {
         if (done) return;
-        finish(new GrpcError(Status.UNAVAILABLE, errorText(e), path, { cause: e }));
+        finish(new GrpcError(Status.UNAVAILABLE, errorMessage(e), path, { cause: e }));
       });
       if (options.timeoutMs !== undefined && Number.isFinite(options.timeoutMs)) {
         timer = setTimeout(
@@ -473,8 +474,4 @@ export class GrpcChannel {
 function headerText(v: string | string[] | undefined): string {
   if (v === undefined) return "";
   return decodeGrpcMessage(Array.isArray(v) ? v.join(",") : v);
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -22,7 +22,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { z } from "zod";
-import { ConfigError, SandboxError } from "../../../lib/errors.ts";
+import { ConfigError, errorMessage, SandboxError } from "../../../lib/errors.ts";
 import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import { defineRuntime } from "../../../lib/plugins/contract.ts";
 import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
@@ -45,7 +45,8 @@ import type {
   RuntimeInfo,
 } from "../../../lib/runtime/runtime.ts";
 import { TIMEOUT_EXIT_CODE } from "../../../lib/runtime/runtime.ts";
-import { buildRegistryImage, ModalApi, sleep } from "./api.ts";
+import { buildRegistryImage, ModalApi } from "./api.ts";
+import { sleep } from "../../../lib/util/sleep.ts";
 import { GrpcError, Status } from "./grpc.ts";
 import * as M from "./messages.ts";
 import { resolveModalProfile } from "./profile.ts";
@@ -60,6 +61,7 @@ import {
   RUN_WRAPPER,
   WRITE_SCRIPT,
 } from "./scripts.ts";
+import { concatBytes } from "../../../lib/util/bytes.ts";
 
 /** The Modal app every sandbox is created in (as verifiers). */
 export const MODAL_APP_NAME = "verifiers-v1";
@@ -313,7 +315,7 @@ export class ModalRuntime implements Runtime {
       await this.#provision(signal);
     } catch (e) {
       if (e instanceof SandboxError && e.message.startsWith("modal sandbox provisioning")) throw e;
-      throw new SandboxError(`modal sandbox provisioning failed: ${describe(e)}`, {
+      throw new SandboxError(`modal sandbox provisioning failed: ${errorMessage(e)}`, {
         hint: e instanceof SandboxError ? e.hint : provisioningHint(e),
         cause: e,
       });
@@ -437,7 +439,7 @@ export class ModalRuntime implements Runtime {
       killRequested = why;
       killing = this.#exec(["sh", "-c", KILL_SCRIPT, "vf-kill", pidFile]).then(
         () => {},
-        (e) => this.#log(`modal: cannot kill exec ${execId}: ${describe(e)}`),
+        (e) => this.#log(`modal: cannot kill exec ${execId}: ${errorMessage(e)}`),
       );
     };
     const onAbort = () => requestKill("abort");
@@ -480,7 +482,7 @@ export class ModalRuntime implements Runtime {
         for await (const data of router.stdioRead(execId, fd, { signal: internal })) {
           parts.push(data);
         }
-        return concat(parts);
+        return concatBytes(parts);
       };
       const outputs = Promise.all([collect(M.StdioFd.STDOUT), collect(M.StdioFd.STDERR)]);
       // Awaited below; marked handled now so a failure while awaiting `exit` is not unhandled.
@@ -516,7 +518,7 @@ export class ModalRuntime implements Runtime {
         return { exitCode: KILLED_EXIT_CODE, stdout: new Uint8Array(), stderr: new Uint8Array() };
       }
       if (e instanceof SandboxError) throw e;
-      throw new SandboxError(`modal exec of "${argv[0]}" failed: ${describe(e)}`, {
+      throw new SandboxError(`modal exec of "${argv[0]}" failed: ${errorMessage(e)}`, {
         hint: execHint(e),
         cause: e,
       });
@@ -639,7 +641,7 @@ export class ModalRuntime implements Runtime {
         await this.#api().sandboxTerminate(handle);
         forget(handle);
       } catch (e) {
-        this.#log(`modal: terminating sandbox ${handle} failed: ${describe(e)}`);
+        this.#log(`modal: terminating sandbox ${handle} failed: ${errorMessage(e)}`);
       } finally {
         // As verifiers: the handle is consumed by teardown, confirmed or not.
         if (this.#handle === handle) this.#handle = null;
@@ -678,7 +680,7 @@ export class ModalRuntime implements Runtime {
     try {
       await this.#api().sandboxTerminate(handle);
     } catch (e) {
-      throw new SandboxError(`modal sandbox ${handle} termination failed: ${describe(e)}`, {
+      throw new SandboxError(`modal sandbox ${handle} termination failed: ${errorMessage(e)}`, {
         hint: 'The sandbox may still run; call stopConfirmed() again, or run "vf sandboxes gc"',
         cause: e,
       });
@@ -722,20 +724,10 @@ export async function terminateModalSandbox(
     return "terminated";
   } catch (e) {
     if (e instanceof GrpcError && e.code === Status.NOT_FOUND) return "gone";
-    throw new SandboxError(`modal sandbox ${id} termination failed: ${describe(e)}`, { cause: e });
+    throw new SandboxError(`modal sandbox ${id} termination failed: ${errorMessage(e)}`, {
+      cause: e,
+    });
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.byteLength;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.byteLength;
-  }
-  return out;
 }
 
 function decodeText(bytes: Uint8Array): string {
@@ -747,10 +739,6 @@ function tooLarge(path: string, size: number, max: number): SandboxError {
     `Cannot read "${path}": the file has ${size} bytes, more than the limit of ${max} bytes`,
     { hint: "Raise maxBytes or read a smaller file" },
   );
-}
-
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function provisioningHint(e: unknown): string | undefined {

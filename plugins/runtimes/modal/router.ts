@@ -11,7 +11,8 @@
  */
 import { SandboxError } from "../../../lib/errors.ts";
 import { VERSION } from "../../../lib/version.ts";
-import { isTransientGrpc, jwtExpiry, sleep } from "./api.ts";
+import { isTransientGrpc, jwtExpiry } from "./api.ts";
+import { sleep } from "../../../lib/util/sleep.ts";
 import type { ModalApi } from "./api.ts";
 import { GrpcChannel, GrpcError, Status } from "./grpc.ts";
 import * as M from "./messages.ts";

@@ -31,11 +31,11 @@ import {
   type HttpResponse,
   type RetrySchedule,
   sendOnce,
-  sleep,
   urlPath,
   withRetries,
 } from "./http.ts";
 import type { PrimeSettings } from "./settings.ts";
+import { sleep } from "../../../lib/util/sleep.ts";
 
 /** Options of a {@link PrimeClient}. */
 export interface PrimeClientOptions {

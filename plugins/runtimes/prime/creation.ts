@@ -16,7 +16,7 @@ import {
   PrimeNotRunningError,
   TERMINAL_STATUSES,
 } from "./errors.ts";
-import { sleep } from "./http.ts";
+import { sleep } from "../../../lib/util/sleep.ts";
 import type { StatusPoller } from "./status_poller.ts";
 
 /** Timing of a creation wait (production defaults; tests shrink them). */

@@ -6,6 +6,7 @@
  * @module
  */
 import { PrimeApiError, type PrimeFailurePhase } from "./errors.ts";
+import { sleep } from "../../../lib/util/sleep.ts";
 
 /** A `fetch`-compatible function. */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -197,22 +198,6 @@ export async function sendStreaming(
 /** Turns a read failure of a streamed body into a typed error (or the caller's abort). */
 export function streamReadError(req: HttpRequest, e: unknown, timedOut: boolean): unknown {
   return transportError(req, e, timedOut, "read");
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** A retry schedule: attempts in all and the delay before attempt `n+1` (n from 0). */

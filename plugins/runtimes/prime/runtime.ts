@@ -30,7 +30,7 @@ import { PrimeClient, type PrimeClientOptions } from "./client.ts";
 import { createRequestBody, type ResolvedPrimeConfig } from "./config.ts";
 import { type CreationTiming, DEFAULT_CREATION_TIMING, waitForCreation } from "./creation.ts";
 import { isTransientPrimeError, PrimeApiError, PrimeNotRunningError } from "./errors.ts";
-import { sleep } from "./http.ts";
+import { sleep } from "../../../lib/util/sleep.ts";
 import {
   ENV_NAME,
   jobKillCommand,
