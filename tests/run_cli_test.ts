@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { runEvalFromCli } from "../lib/run/run_eval.ts";
+import { runEvalFromCli } from "../lib/cli/eval_run.ts";
 import { cliArgv, runCli } from "./_cli.ts";
 import { episodesOf, FAST, prepare, tmp, traceLines, waitFor } from "./_run.ts";
 import { startFakeOpenAI } from "./fakes/openai_server.ts";

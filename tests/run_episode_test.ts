@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { runEvalFromCli } from "../lib/run/run_eval.ts";
+import { runEvalFromCli } from "../lib/cli/eval_run.ts";
 import { RuntimeTracker } from "../lib/run/runtime_tracker.ts";
 import { episodesOf, FAST, fastArgs, prepare, run, tmp } from "./_run.ts";
 import { memRuntime } from "./fixtures/run/fast_plugins.ts";

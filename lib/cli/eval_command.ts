@@ -69,7 +69,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
     await out(path);
     return 0;
   }
-  const { runEvalFromCli } = await import("../run/run_eval.ts");
+  const { runEvalFromCli } = await import("./eval_run.ts");
   const lines: Promise<void>[] = [];
   const code = await runEvalFromCli(loaded, {
     runDir,

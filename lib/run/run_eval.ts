@@ -13,18 +13,18 @@
  * At the end — normal, error or signal — every runtime not yet stopped is stopped with
  * confirmation; those that cannot be confirmed are named in `summary.json`.
  *
+ * This is the engine only: what the user sees (live display, messages) and how the run is
+ * stopped (an `AbortSignal`) are injected; the CLI's signals, summary printing and exit
+ * codes live in `lib/cli/eval_run.ts`, the scripting entry point in `lib/script/evaluate.ts`.
+ * With `runDir: null` nothing is written anywhere (in-memory runs).
+ *
  * @module
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
-import process from "node:process";
 import type { LoadedConfig } from "../config/load_config.ts";
 import { InputError } from "../errors.ts";
-import { exit as exitProcess } from "../_runtime/exit.ts";
-import { getEnv } from "../_runtime/env.ts";
-import { stderrIsTerminal, writeStderr } from "../_runtime/tty.ts";
-import { useColor } from "../cli/output.ts";
 import { startInterceptionServer } from "../model/interception_server.ts";
 import { startOracleServer } from "../model/oracle.ts";
 import { createProviderClient } from "../model/provider_client.ts";
@@ -34,23 +34,15 @@ import { TasksetView } from "../tasks/taskset_view.ts";
 import type { TaskData } from "../tasks/task_data.ts";
 import type { Episode, TraceTask } from "../trace/types.ts";
 import { writeEvalJson, writeFileAtomic } from "./config_dump.ts";
-import {
-  createDisplay,
-  isCiValue,
-  type LiveDisplay,
-  type ProgressSnapshot,
-  resolveDisplayMode,
-} from "./display.ts";
+import type { LiveDisplay, ProgressSnapshot } from "./display.ts";
 import { type EpisodeSettings, runEpisode } from "./episode.ts";
 import { buildRolloutPlan } from "./plan.ts";
-import { fileLogger, newLogAttempt, prepareRunDir } from "./run_dir.ts";
+import { type FileLogger, fileLogger, newLogAttempt, prepareRunDir } from "./run_dir.ts";
 import { checkResumeConfig, nothingToResume, planResume } from "./resume.ts";
 import { RuntimeTracker } from "./runtime_tracker.ts";
 import { newPoolStats, runPool } from "./scheduler.ts";
 import { checkBounded, countSelected, selectTasks } from "./select.ts";
-import { onStopSignals } from "./signals.ts";
 import {
-  renderSummary,
   rewardText,
   type RunSummary,
   SummaryAccumulator,
@@ -84,9 +76,11 @@ export interface DisplayInit {
   snapshot(): ProgressSnapshot;
 }
 
-/** Options of {@link runEval} (and {@link runEvalFromCli}). */
+/** Options of {@link runEval}. */
 export interface RunEvalOptions {
-  runDir: string;
+  /** The run directory; `null` writes nothing anywhere (an in-memory run, no resume). */
+  runDir: string | null;
+  /** Base of relative paths in the config (output_dir, system_prompt file). */
   cwd: string;
   /** Messages for the user (warnings, the end-of-run notes), one line each (stderr). */
   err?: (line: string) => void;
@@ -98,34 +92,20 @@ export interface RunEvalOptions {
   display?: (init: DisplayInit) => LiveDisplay;
   /** Called after each episode is written, with live counters. */
   onStats?: (stats: RunStats) => void;
+  /** Called with each episode as it completes, after it is written and counted. */
+  onEpisode?: (episode: Episode) => void;
   /** How long a cancelled rollout may take to wind down before it is left. @default 30000 */
   graceMs?: number;
 }
 
-/** The options {@link runEvalFromCli} takes (the CLI fills display and signals). */
-export type RunEvalCliOptions = RunEvalOptions & {
-  /** Raw stderr writer for the live display. @default process stderr */
-  writeErr?: (text: string) => void;
-  /** Ends the process at once (second signal). @default the runtime's exit */
-  exitNow?: (code: number) => never;
-  /** Plain display interval. @default 5000 */
-  plainIntervalMs?: number;
-};
-
 /** What a finished run produced. */
 export interface RunResult {
   summary: RunSummary;
-  runDir: string;
+  /** The run directory, `null` for an in-memory run. */
+  runDir: string | null;
   cancelled: boolean;
   /** Set when a resume found nothing owed (the run was not started again). */
   nothingToResume?: string;
-}
-
-/** The exit code of a run: 130 cancelled, 3 past `--fail-on-error`, else 0. */
-export function exitCodeOf(result: RunResult): number {
-  if (result.cancelled) return 130;
-  if (result.summary.fail_on_error?.exceeded) return 3;
-  return 0;
 }
 
 function readSystemPrompt(path: string, cwd: string): string {
@@ -156,6 +136,13 @@ function shownUrl(url: string): string {
 
 const NEVER = new AbortController().signal;
 
+/** A logger that keeps nothing (in-memory runs). */
+function nullLogger(): FileLogger {
+  const log = (() => {}) as unknown as FileLogger;
+  log.close = () => {};
+  return log;
+}
+
 /** Runs a loaded config to completion (or cancellation). */
 export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Promise<RunResult> {
   const config = loaded.config;
@@ -173,13 +160,22 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   }
   const all = new TasksetView(taskset, tasksetConfig);
   checkBounded(all, config);
-  const outputDir = resolve(options.cwd, config.output_dir);
-  prepareRunDir(runDir, outputDir, { clean: config.clean, resume: config.resume });
-  if (config.resume) checkResumeConfig(runDir, config);
+  if (runDir === null && config.resume) {
+    throw new InputError("resume_needs_dir", "Cannot resume an in-memory run", {
+      hint: "resume names a run directory; give the run an output directory",
+    });
+  }
+  if (runDir !== null) {
+    const outputDir = resolve(options.cwd, config.output_dir);
+    prepareRunDir(runDir, outputDir, { clean: config.clean, resume: config.resume });
+    if (config.resume) checkResumeConfig(runDir, config);
+  }
   const view = selectTasks(all, config);
 
-  const { dir: logDir, attempt } = newLogAttempt(runDir);
-  const logFile = fileLogger(join(logDir, "eval.log"));
+  const { dir: logDir, attempt } = runDir !== null
+    ? newLogAttempt(runDir)
+    : { dir: null, attempt: 1 };
+  const logFile = logDir !== null ? fileLogger(join(logDir, "eval.log")) : nullLogger();
   let display: LiveDisplay | null = null;
   const say = (line: string) => (display ? display.log(line) : options.err?.(line));
   const log = (m: string) => {
@@ -195,7 +191,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
     if (shown.has(m) || shown.size > 50) return;
     shown.add(m);
     say(
-      shown.size > 50 ? `warning: more warnings in ${join(logDir, "eval.log")}` : `warning: ${m}`,
+      shown.size > 50
+        ? `warning: more warnings${logDir !== null ? ` in ${join(logDir, "eval.log")}` : ""}`
+        : `warning: ${m}`,
     );
   };
 
@@ -203,7 +201,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   let unconfirmed: UnconfirmedSandbox[] = [];
   const summaryOf = (status: RunSummary["status"]): RunSummary =>
     acc.summary({
-      run: { name: config.run.name ?? "", dir: runDir },
+      run: { name: config.run.name ?? "", dir: runDir ?? "" },
       model: config.model ?? "",
       taskset: config.env.taskset.id,
       harness: config.env.agent.harness.id,
@@ -212,18 +210,21 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
       attempt,
       wall_time_s: (Date.now() - started) / 1000,
       unconfirmed_sandboxes: unconfirmed,
-      output_dir: runDir,
+      output_dir: runDir ?? "",
       expected,
       fail_on_error_threshold: config.fail_on_error,
     });
-  const writeSummary = (s: RunSummary) =>
-    writeFileAtomic(join(runDir, "summary.json"), JSON.stringify(s, null, 2) + "\n");
+  const writeSummary = (s: RunSummary) => {
+    if (runDir !== null) {
+      writeFileAtomic(join(runDir, "summary.json"), JSON.stringify(s, null, 2) + "\n");
+    }
+  };
 
   // 2. what is owed: everything (fresh) or what the saved lines do not cover (resume)
   let expected = 0;
   let owed: Map<string, number> | null = null;
   try {
-    if (config.resume) {
+    if (config.resume && runDir !== null) {
       const plan = await planResume(runDir, view, R, (ep) => acc.add(ep, true));
       expected = plan.tasks * R;
       owed = plan.owed;
@@ -244,7 +245,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
       }
     } else {
       expected = (await countSelected(all, config)) * R;
-      writeEvalJson(runDir, config);
+      if (runDir !== null) writeEvalJson(runDir, config);
     }
   } catch (err) {
     logFile("error", `run failed before it started: ${(err as Error).message}`);
@@ -303,7 +304,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
     log,
   };
 
-  const writer = new TracesWriter(join(runDir, "traces.jsonl"));
+  const writer = runDir !== null ? new TracesWriter(join(runDir, "traces.jsonl")) : null;
   const pool = newPoolStats();
   const stats: RunStats = {
     pulled: 0,
@@ -331,7 +332,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
     `model    ${model}`,
     `run      ${expected / R} tasks × ${R} rollouts · ≤${config.max_concurrent} in flight` +
     (acc.kept ? ` · resuming: ${acc.kept} kept, ${expected - acc.kept} owed` : ""),
-    `output   ${runDir}`,
+    `output   ${runDir ?? "(in memory)"}`,
   ];
   display = options.display?.({ header, snapshot }) ?? null;
   log(
@@ -371,7 +372,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
           dropped++; // cancelled mid-way: owed again on resume
           return;
         }
-        writer.append(episode);
+        writer?.append(episode);
         acc.add(episode);
         if (!episode.ok) {
           const types = new Set(episode.errors.map((e) => e.type));
@@ -387,17 +388,18 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
           stats.pulled = pool.pulled;
           stats.liveEpisodes = pool.inFlight;
           stats.maxLiveEpisodes = pool.maxInFlight;
-          stats.written = writer.lines;
+          stats.written = writer?.lines ?? acc.episodes - acc.kept;
           stats.liveRuntimes = tracker.size;
           options.onStats(stats);
         }
+        options.onEpisode?.(episode);
       },
     });
   } catch (err) {
     failure = err;
   } finally {
     unconfirmed = await tracker.sweep();
-    writer.close();
+    writer?.close();
     await interception.close();
     await oracle?.close();
     client.close();
@@ -427,75 +429,4 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   log(`done: ${acc.episodes}/${expected} episodes, reward ${rewardText(summary)}`);
   logFile.close();
   return { summary, runDir, cancelled };
-}
-
-/**
- * Runs the evaluation of a loaded config from the CLI: live display on stderr, SIGINT /
- * SIGTERM handling (the first cancels and saves, a second exits at once with 130), the
- * final summary on stdout (table, or JSON with `display = json`). Returns the exit code.
- */
-export async function runEvalFromCli(
-  loaded: LoadedConfig,
-  options: RunEvalCliOptions,
-): Promise<number> {
-  const config = loaded.config;
-  const mode = resolveDisplayMode(config.display, {
-    stderrIsTTY: stderrIsTerminal(),
-    ci: isCiValue(getEnv("CI")),
-  });
-  const writeErr = options.writeErr ?? writeStderr;
-  const err = options.err ?? ((line: string) => writeErr(line + "\n"));
-  const ctrl = new AbortController();
-  if (options.signal) {
-    if (options.signal.aborted) ctrl.abort(options.signal.reason);
-    else options.signal.addEventListener("abort", () => ctrl.abort(options.signal!.reason));
-  }
-  const exitNow = options.exitNow ?? exitProcess;
-  let signalled = false;
-  const uninstall = onStopSignals((sig, n) => {
-    signalled = true;
-    if (n === 1) {
-      err(
-        `${sig}: stopping — cancelling rollouts in flight and saving (${sig} again to exit at once)`,
-      );
-      ctrl.abort(new Error(`interrupted by ${sig}`));
-    } else exitNow(130);
-  });
-  try {
-    const result = await runEval(loaded, {
-      ...options,
-      err,
-      signal: ctrl.signal,
-      display: options.display ??
-        (mode === "json" || mode === "none" ? undefined : (init) =>
-          createDisplay(mode, {
-            header: init.header,
-            snapshot: init.snapshot,
-            write: writeErr,
-            color: useColor(),
-            columns: () => (process.stderr as { columns?: number }).columns || 100,
-            intervalMs: mode === "plain" ? options.plainIntervalMs : undefined,
-          })),
-    });
-    if (result.nothingToResume) {
-      err(result.nothingToResume);
-      if (config.display === "json") options.out?.(JSON.stringify(result.summary, null, 2));
-      return 0;
-    }
-    if (config.display === "json") options.out?.(JSON.stringify(result.summary, null, 2));
-    else if (config.display !== "none") options.out?.(renderSummary(result.summary));
-    const code = exitCodeOf(result);
-    if (code === 3) {
-      const s = result.summary;
-      err(
-        `error: ${s.counts.errored_episodes} of ${s.counts.episodes} episodes errored, past ` +
-          `--fail-on-error ${config.fail_on_error} (exit 3)`,
-      );
-    }
-    return code;
-  } finally {
-    // After a signal the handlers stay until the process exits, so that another signal
-    // during the last writes still exits at once (and never kills the process mid-line).
-    if (!signalled) uninstall();
-  }
 }
