@@ -15,6 +15,8 @@ step "deno lint"
 step "deno check"
 "$BIN/deno" check mod.ts cli.ts lib/ plugins/ tests/ bench/
 bash scripts/check_runtime_seams.sh
+step "deno publish --dry-run"
+bash scripts/publish_check.sh
 
 step "tests on Deno"
 "$BIN/deno" test -A --no-check tests/ 2>&1 | tee /tmp/vf-deno-test.log

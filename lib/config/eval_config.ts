@@ -76,8 +76,21 @@ export const JudgeBase = z.strictObject({
   prompt: z.string().nullable().default(null).describe("Prompt template file"),
 });
 
+/** The common keys of a validated judge entry (see {@link JudgeBase}). */
+export interface JudgeFields {
+  id: string;
+  name: string;
+  weight: number;
+  base_url: string | null;
+  api_key_var: string | null;
+  headers: Record<string, string>;
+  model: string | null;
+  sampling: Record<string, unknown>;
+  prompt: string | null;
+}
+
 /** A judge entry after validation: the common keys plus the judge's own. */
-export type JudgeEntry = z.infer<typeof JudgeBase> & Record<string, unknown>;
+export type JudgeEntry = JudgeFields & Record<string, unknown>;
 
 /** Common keys of the taskset table. */
 export function taskConfigSchema(judges: z.ZodType<JudgeEntry[]>) {
@@ -129,8 +142,95 @@ function extend<B extends z.ZodRawShape>(base: B, plugin: ConfigSchema | undefin
   return z.strictObject({ ...base, ...own, ...base }) as unknown as z.ZodObject<B, z.core.$strict>;
 }
 
+/** A retry policy after validation (see {@link RetryConfig}). */
+export interface RetrySettings {
+  max_retries: number;
+  include: string[];
+  exclude: string[];
+}
+
+/** A plugged scoring function after validation (see {@link PluggedHook}). */
+export interface PluggedHookEntry {
+  fn: string | null;
+  priority: number | null;
+}
+
+/** A plugged reward after validation (see {@link PluggedReward}). */
+export interface PluggedRewardEntry extends PluggedHookEntry {
+  weight: number | null;
+}
+
+/**
+ * The resolved config of a run: what {@link buildEvalConfigSchema}'s schema outputs, with
+ * the plugins' own keys as extra fields of their tables (written out so that the public
+ * type is explicit; `tests/eval_config_type_test.ts` checks it against the schema).
+ */
+export type EvalConfig = {
+  env: {
+    id: string;
+    taskset: {
+      id: string;
+      system_prompt: string | null;
+      task: {
+        judges: JudgeEntry[];
+        rewards: Record<string, PluggedRewardEntry>;
+        metrics: Record<string, PluggedHookEntry>;
+        stops: Record<string, PluggedHookEntry>;
+      };
+    };
+    agent: {
+      harness: { id: string; env: Record<string, string>; forward_env: string[] };
+      runtime: { type: string };
+      max_turns: number | null;
+      max_input_tokens: number | null;
+      max_output_tokens: number | null;
+      max_total_tokens: number | null;
+      timeout: {
+        setup: number | null;
+        rollout: number | null;
+        finalize: number | null;
+        scoring: number | null;
+      };
+      retries: RetrySettings;
+    };
+    timeout: { episode: number | null; finalize: number | null };
+    retries: RetrySettings;
+  };
+  model: string | null;
+  client: { base_url: string | null; api_key_var: string; headers: Record<string, string> };
+  sampling: {
+    temperature: number | null;
+    top_p: number | null;
+    max_tokens: number | null;
+    reasoning_effort: string | null;
+    seed: number | null;
+    [key: string]: unknown;
+  };
+  num_tasks: number | null;
+  num_rollouts: number;
+  max_concurrent: number;
+  shuffle: boolean;
+  seed: number | null;
+  output_dir: string;
+  run: { name: string | null; dir: string | null };
+  push: boolean;
+  verbose: boolean;
+  display: (typeof DISPLAY_MODES)[number];
+  fail_on_error: number | null;
+  dry_run: boolean;
+  resume: boolean;
+  clean: boolean;
+  lock: boolean;
+  frozen: boolean;
+};
+
 /** Builds the `EvalConfig` schema narrowed to the given plugins' config keys. */
-export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}) {
+export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}): z.ZodType<EvalConfig> {
+  return evalConfigSchema(plugins);
+}
+
+/** The schema itself, with the type zod infers (checked against {@link EvalConfig}). */
+export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
   const judgeSchemas = (plugins.judges ?? []).map((j) =>
     j ? JudgeBase.extend(j.shape as Record<string, z.ZodType>) : JudgeBase
   );
@@ -215,9 +315,6 @@ export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}) {
     ),
   });
 }
-
-/** The resolved config of a run. */
-export type EvalConfig = z.infer<ReturnType<typeof buildEvalConfigSchema>>;
 
 /** Root-level aliases (short flags and Python's alternative names). */
 export const ROOT_ALIASES: Record<string, string> = {

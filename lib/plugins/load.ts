@@ -14,6 +14,7 @@ import { errorMessage, PluginError } from "../errors.ts";
 import { isCompiled } from "../_runtime/is_compiled.ts";
 import { runtimeName } from "../_runtime/runtime_name.ts";
 import { builtinIds, BUILTINS } from "./builtins.ts";
+import { importModule } from "./import_module.ts";
 import { isPlugin, type Plugin, PLUGIN_KINDS, type PluginKind, type PluginOf } from "./contract.ts";
 import { barePackageName, mayBeBuiltin, normalizeId, specifierKind } from "./specifier.ts";
 import type { PluginLock } from "./lock.ts";
@@ -172,7 +173,7 @@ async function importExternal(
     if (!nativeFirst) return await importFetched(kind, id, fetchOptions);
     if (sk !== "http-url") {
       try {
-        const exports = await import(id) as Record<string, unknown>;
+        const exports = await importModule(id);
         return { target, builtin: false, exports };
       } catch {
         return await importFetched(kind, id, fetchOptions);
@@ -180,7 +181,7 @@ async function importExternal(
     }
   }
   try {
-    const exports = await import(target) as Record<string, unknown>;
+    const exports = await importModule(target);
     return { target, builtin: false, exports };
   } catch (err) {
     if (sk === "http-url" && await urlIsMissing(id)) throw notFound(kind, id, id);
@@ -208,7 +209,7 @@ async function importFetched(
     throw err;
   }
   try {
-    const exports = await import(fetched.importTarget) as Record<string, unknown>;
+    const exports = await importModule(fetched.importTarget);
     return { target: fetched.importTarget, builtin: false, exports };
   } catch (err) {
     const dep = missingDependency(fetched.file, errorMessage(err), fetched.singleFile);
