@@ -8,6 +8,7 @@
 import { getArgs } from "./lib/_runtime/args.ts";
 import { exit } from "./lib/_runtime/exit.ts";
 import { formatError, VerifiersError } from "./lib/errors.ts";
+import { asOutputError } from "./lib/util/fs_errors.ts";
 import { disableColor, err, flushOutput, out, paint } from "./lib/cli/output.ts";
 import { VERSION } from "./lib/version.ts";
 
@@ -96,7 +97,8 @@ if (import.meta.main) {
   let code: number;
   try {
     code = await main(getArgs());
-  } catch (e) {
+  } catch (caught) {
+    const e = asOutputError(caught) ?? caught;
     if (e instanceof VerifiersError) {
       await err(formatError(e).replace(/^error:/, paint("error:", "red")));
       code = e.exitCode;

@@ -8,7 +8,8 @@
  */
 import type { z } from "zod";
 import process from "node:process";
-import { resolve as resolvePath } from "node:path";
+import { statSync } from "node:fs";
+import { dirname, resolve as resolvePath } from "node:path";
 import { ConfigError, PluginError } from "../errors.ts";
 import { getEnv } from "../_runtime/env.ts";
 import type {
@@ -27,9 +28,12 @@ import {
   getPath,
   isPlainObject,
   type Json,
+  MAX_CONFIG_DEPTH,
   mergeConfig,
   nest,
+  nestingDepthExceeds,
   noneToNull,
+  setOwn,
   setPath,
 } from "./merge.ts";
 import { childSchema, fieldInfo, listLeaves, objectShape } from "./schema_walk.ts";
@@ -75,6 +79,11 @@ export function flagName(path: readonly string[]): string {
   return "--" + path.map((p) => p.replaceAll("_", "-")).join(".");
 }
 
+/** The root alias of a key (`m` -> `model`), own entries only (`toString` is no alias). */
+function rootAlias(key: string): string | undefined {
+  return Object.hasOwn(ROOT_ALIASES, key) ? ROOT_ALIASES[key] : undefined;
+}
+
 function snake(seg: string): string {
   return seg.replaceAll("-", "_");
 }
@@ -82,13 +91,13 @@ function snake(seg: string): string {
 /** Normalizes typed flag segments without a schema (root alias, kebab -> snake). */
 function roughPath(segments: readonly string[]): string[] {
   const out = segments.map(snake);
-  if (out.length && ROOT_ALIASES[out[0]]) out[0] = ROOT_ALIASES[out[0]];
+  if (out.length) out[0] = rootAlias(out[0]) ?? out[0];
   return out;
 }
 
 function applyRootAliases(data: Json): Json {
   const out: Json = {};
-  for (const [k, v] of Object.entries(data)) out[ROOT_ALIASES[k] ?? k] = v;
+  for (const [k, v] of Object.entries(data)) setOwn(out, rootAlias(k) ?? k, v);
   return out;
 }
 
@@ -152,7 +161,7 @@ function collectIdFlags(
   }
   for (const f of parsed.flags) {
     const p = roughPath(f.segments).join(".");
-    if (!(p in ID_PATHS)) continue;
+    if (!Object.hasOwn(ID_PATHS, p)) continue;
     if (f.values.length !== 1 || f.values[0] === "") {
       problems.push(`${f.text} needs an id, and none was given`);
       continue;
@@ -186,16 +195,16 @@ function coerceFlag(
     let seg = typed[i];
     if (info.kind === "object") {
       seg = snake(seg);
-      if (i === 0 && ROOT_ALIASES[seg]) seg = ROOT_ALIASES[seg];
+      if (i === 0) seg = rootAlias(seg) ?? seg;
     }
     const child = childSchema(schema, seg);
     if (!child) {
       // `--no-x` for a boolean leaf x
       if (i === typed.length - 1 && /^no[-_]/.test(typed[i]) && flag.values.length === 0) {
         const base = snake(typed[i].slice(3));
-        const target = childSchema(schema, i === 0 ? ROOT_ALIASES[base] ?? base : base);
+        const target = childSchema(schema, i === 0 ? rootAlias(base) ?? base : base);
         if (target && fieldInfo(target).kind === "boolean") {
-          return { path: [...path, i === 0 ? ROOT_ALIASES[base] ?? base : base], value: false };
+          return { path: [...path, i === 0 ? rootAlias(base) ?? base : base], value: false };
         }
       }
       if (info.kind === "object") {
@@ -267,6 +276,13 @@ function coerceValue(
   const info = fieldInfo(schema);
   const vals = flag.values;
   const before = problems.length;
+  const size = vals.reduce((n, v) => n + v.length, 0);
+  if (size > MAX_FLAG_VALUE_CHARS) {
+    problems.push(
+      `${flag.text}: value of ${size} characters is longer than the limit of ${MAX_FLAG_VALUE_CHARS}`,
+    );
+    return null;
+  }
   if (info.kind === "object" && !(vals.length === 1 && vals[0].trim().startsWith("{"))) {
     problems.push(
       `${flag.text} is a config group, not a leaf field. Try one of: ${
@@ -306,7 +322,132 @@ function coerceValue(
     }
     value = scalar(info.kind, vals[0], flag.text, problems);
   }
+  if (problems.length === before && nestingDepthExceeds(value, MAX_CONFIG_DEPTH)) {
+    problems.push(`${flag.text}: value is nested more than ${MAX_CONFIG_DEPTH} levels deep`);
+  }
   return problems.length > before ? null : { path, value };
+}
+
+/**
+ * Paths of every `__proto__` key in config data. Such a key is kept as plain data by the
+ * merge, but zod drops it silently from records, so it is refused instead.
+ */
+function protoKeyPaths(data: unknown): string[][] {
+  const found: string[][] = [];
+  const stack: [unknown, string[]][] = [[data, []]];
+  while (stack.length) {
+    const [v, path] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    for (const [k, x] of Object.entries(v)) {
+      if (k === "__proto__") found.push([...path, k]);
+      stack.push([x, [...path, k]]);
+    }
+  }
+  return found;
+}
+
+/** Longest value (all of one flag's values together) a flag takes. */
+export const MAX_FLAG_VALUE_CHARS = 1024 * 1024;
+/** Longest `run.name` / `run.dir` segment, in bytes (the usual file name limit). */
+export const MAX_NAME_BYTES = 255;
+
+/** Why `text` is not an http(s) URL, or null when it is one. */
+export function urlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `"${clip(text)}" is not a URL (expected http:// or https://...)`;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return `"${clip(text)}" is not an http(s) URL (scheme ${url.protocol})`;
+  }
+  return null;
+}
+
+/** A user value cut short for a message. */
+function clip(text: string): string {
+  const shown = text.length > 60 ? `${text.slice(0, 60)}... (${text.length} characters)` : text;
+  // deno-lint-ignore no-control-regex
+  return shown.replace(/[\x00-\x1f\x7f]/g, "?");
+}
+
+/**
+ * Why a run name cannot be a directory name under output_dir, or null. `run.dir` (a path,
+ * which may point anywhere as in Python verifiers) is only checked for NUL characters and
+ * over-long segments (`isPath`).
+ */
+function nameProblem(name: string, isPath: boolean): string | null {
+  if (name.includes("\0")) return `"${clip(name)}" contains a NUL character`;
+  if (!isPath) {
+    if (name === "") return "a run name cannot be empty";
+    if (/[/\\]/.test(name)) {
+      return `"${clip(name)}" contains a path separator; a run name is one directory name`;
+    }
+    if (name === ".." || name === ".") {
+      return `"${clip(name)}" would name the output directory or its parent, not a run directory`;
+    }
+  }
+  for (const part of isPath ? name.split("/") : [name]) {
+    if (new TextEncoder().encode(part).length > MAX_NAME_BYTES) {
+      return `"${clip(name)}" is longer than ${MAX_NAME_BYTES} bytes`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Refuses run names that would escape or break the output directory, an output directory
+ * below something that is not a directory, and base URLs that are not http(s) URLs.
+ */
+function checkPathsAndUrls(config: EvalConfig, prov: Provenance, cwd: string): string[] {
+  const problems: string[] = [];
+  const name = config.run.name;
+  if (name !== null) {
+    const why = nameProblem(name, false);
+    if (why) problems.push(`${where(prov, ["run", "name"])}: ${why}`);
+  }
+  const dir = config.run.dir;
+  if (dir !== null) {
+    const why = nameProblem(dir.replace(/\\/g, "/"), true);
+    if (why) problems.push(`${where(prov, ["run", "dir"])}: ${why}`);
+  }
+  const outDir = resolvePath(cwd, config.output_dir);
+  const blocker = nonDirectoryAncestor(outDir);
+  if (blocker !== null) {
+    problems.push(
+      `${where(prov, ["output_dir"])}: cannot use ${outDir} as the output directory: ` +
+        `${blocker} is not a directory`,
+    );
+  }
+  if (config.client.base_url !== null) {
+    const why = urlProblem(config.client.base_url);
+    if (why) problems.push(`${where(prov, ["client", "base_url"])}: ${why}`);
+  }
+  config.env.taskset.task.judges.forEach((j, i) => {
+    if (j.base_url === null || j.base_url === undefined) return;
+    const why = urlProblem(j.base_url);
+    if (why) {
+      problems.push(
+        `${where(prov, ["env", "taskset", "task", "judges", String(i), "base_url"])}: ${why}`,
+      );
+    }
+  });
+  return problems;
+}
+
+/** The nearest existing ancestor of `path` (itself included) when it is not a directory. */
+function nonDirectoryAncestor(path: string): string | null {
+  let cur = path;
+  for (;;) {
+    try {
+      return statSync(cur).isDirectory() ? null : cur;
+    } catch {
+      const up = dirname(cur);
+      if (up === cur) return null;
+      cur = up;
+    }
+  }
 }
 
 function describeIssue(issue: z.core.$ZodIssue, prov: Provenance, schema: z.ZodType): string[] {
@@ -380,10 +521,12 @@ export async function loadEvalConfig(
 
   // 1. files, in order
   let fileData: unknown = options.base ?? {};
+  let unreadFiles = 0;
   for (const layer of parsed.files) {
     const read = readConfigFile(layer.path.startsWith("/") ? layer.path : `${cwd}/${layer.path}`);
     if (!read.ok) {
       problems.push(read.problem.replace(`${cwd}/`, ""));
+      unreadFiles++;
       continue;
     }
     const at = roughPath(layer.at);
@@ -469,6 +612,9 @@ export async function loadEvalConfig(
     fileData = mergeConfig(fileData, { env: { agent: { harness: { id: harnessId } } } });
   }
   const merged = mergeConfig(fileData, flagData);
+  for (const path of protoKeyPaths(merged)) {
+    problems.push(`${where(prov, path)}: "__proto__" cannot be a config key`);
+  }
 
   if (parsed.help) {
     const result = schema.safeParse(merged);
@@ -498,16 +644,18 @@ export async function loadEvalConfig(
           "(drop --push; --no-push is accepted)",
       );
     }
-    if (!config.env.taskset.id) {
+    // a file that could not be read is the problem; what it would have set is not
+    if (!config.env.taskset.id && unreadFiles === 0) {
       problems.push(
         "no taskset: give one as `vf eval <taskset-id>`, --env.taskset.id, or [env.taskset] id in a file",
       );
     }
-    if (!config.model) {
+    if (!config.model && unreadFiles === 0) {
       problems.push(
         "no model: pass -m/--model <name> (or --model oracle to play each task's reference solution)",
       );
     }
+    problems.push(...checkPathsAndUrls(config, prov, cwd));
     const keys = new Map<string, number>();
     config.env.taskset.task.judges.forEach((j, i) => {
       const key = judgeRewardKey(j, judges[i]);
@@ -526,8 +674,16 @@ export async function loadEvalConfig(
     });
   }
   const resolved = config!;
+  if (resolved.client.base_url === null) {
+    const fromEnv = getEnv("OPENAI_BASE_URL");
+    if (fromEnv && urlProblem(fromEnv) !== null) {
+      throw new ConfigError([`OPENAI_BASE_URL: ${urlProblem(fromEnv)}`], {
+        hint: "set OPENAI_BASE_URL to an http(s) URL such as https://api.openai.com/v1",
+      });
+    }
+    resolved.client.base_url = fromEnv || "https://api.openai.com/v1";
+  }
   lock?.save();
-  resolved.client.base_url ??= getEnv("OPENAI_BASE_URL") ?? "https://api.openai.com/v1";
   return {
     config: resolved,
     plugins: { taskset, harness: harness!, runtime: runtime!, judges: judges as JudgePlugin[] },

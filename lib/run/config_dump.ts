@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createHash } from "node:crypto";
 import process from "node:process";
 import { type EvalConfig, LAUNCH_ONLY_KEYS } from "../config/eval_config.ts";
 import { pythonJsonDumps } from "../tasks/hash.ts";
+import { asOutputError } from "../util/fs_errors.ts";
 
 /** The config as saved: a JSON-ready copy without launch-only keys. */
 export function configForDump(config: EvalConfig): Record<string, unknown> {
@@ -24,12 +25,25 @@ export function configDigest(config: Record<string, unknown>): string {
   return createHash("sha256").update(pythonJsonDumps(config)).digest("hex");
 }
 
-/** Writes a file atomically: a temp file in the same directory, then rename. */
+/**
+ * Writes a file atomically: a temp file in the same directory, then rename. On failure
+ * (disk full, unwritable path) the temp file is removed, the old file is left as it was,
+ * and an OutputError names the file.
+ */
 export function writeFileAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(tmp, text);
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // nothing was created
+    }
+    throw asOutputError(err, "", path) ?? err;
+  }
 }
 
 /** Writes `<runDir>/configs/eval.json` and returns its path. */

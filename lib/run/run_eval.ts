@@ -20,7 +20,6 @@
  *
  * @module
  */
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { LoadedConfig } from "../config/load_config.ts";
@@ -49,6 +48,7 @@ import {
   type UnconfirmedSandbox,
 } from "./summary.ts";
 import { TracesWriter } from "./traces_file.ts";
+import { MAX_PROMPT_FILE_BYTES, readTextFileBounded } from "../util/read_text.ts";
 
 /** Live counters of a run (see {@link RunEvalOptions.onStats}). */
 export interface RunStats {
@@ -109,15 +109,23 @@ export interface RunResult {
 }
 
 function readSystemPrompt(path: string, cwd: string): string {
-  try {
-    return readFileSync(resolve(cwd, path), "utf8");
-  } catch {
-    throw new InputError(
-      "system_prompt_unreadable",
-      `Cannot read env.taskset.system_prompt file "${path}"`,
-      { hint: "give a path to a readable text file (relative to the working directory)" },
-    );
-  }
+  return readTextFileBounded(resolve(cwd, path), {
+    what: "env.taskset.system_prompt file",
+    maxBytes: MAX_PROMPT_FILE_BYTES,
+    unreadableCode: "system_prompt_unreadable",
+    hint: "give a path to a readable text file (relative to the working directory)",
+  });
+}
+
+/** The error of a run whose taskset and selection yield no task at all. */
+function emptySelection(config: LoadedConfig["config"]): InputError {
+  const n = config.num_tasks;
+  return new InputError(
+    "no_tasks",
+    `Nothing to run: taskset "${config.env.taskset.id}" yields no tasks` +
+      (n !== null ? ` (with -n ${n})` : ""),
+    { hint: "check the taskset's config (e.g. its file) and the selection flags" },
+  );
 }
 
 /** A base URL as shown: without credentials, query or fragment. */
@@ -160,6 +168,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   }
   const all = new TasksetView(taskset, tasksetConfig);
   checkBounded(all, config);
+  // an empty selection is refused before the run directory exists
+  const selected = config.resume ? null : await countSelected(all, config);
+  if (selected === 0) throw emptySelection(config);
   if (runDir === null && config.resume) {
     throw new InputError("resume_needs_dir", "Cannot resume an in-memory run", {
       hint: "resume names a run directory; give the run an output directory",
@@ -226,6 +237,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   try {
     if (config.resume && runDir !== null) {
       const plan = await planResume(runDir, view, R, (ep) => acc.add(ep, true));
+      if (plan.tasks === 0) throw emptySelection(config);
       expected = plan.tasks * R;
       owed = plan.owed;
       const d = plan.dropped;
@@ -244,7 +256,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
         return { summary, runDir, cancelled: false, nothingToResume: message };
       }
     } else {
-      expected = (await countSelected(all, config)) * R;
+      expected = selected! * R;
       if (runDir !== null) writeEvalJson(runDir, config);
     }
   } catch (err) {
@@ -412,7 +424,13 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
     say(`warning: ${m}`);
   }
   const summary = summaryOf(cancelled ? "cancelled" : "completed");
-  writeSummary(summary);
+  try {
+    writeSummary(summary);
+  } catch (err) {
+    // the first failure (e.g. the traces write that hit a full disk) is the one reported
+    if (failure === null) failure = err;
+    else logFile("error", `summary not written: ${(err as Error).message}`);
+  }
   display?.stop();
   display = null;
   if (cancelled) {

@@ -6,8 +6,18 @@
  *
  * @module
  */
-import { closeSync, fsync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  writeSync,
+} from "node:fs";
 import { concatBytes } from "../util/bytes.ts";
+import { asOutputError } from "../util/fs_errors.ts";
 
 const encoder = new TextEncoder();
 
@@ -19,12 +29,24 @@ export class TracesWriter {
   #closed = false;
   #syncing = false;
   #buf = new Uint8Array(1 << 16);
+  readonly #path: string;
+  /** Bytes in the file after the last whole line (a failed write is cut back to it). */
+  #size: number;
   /** Lines written by this writer. */
   lines = 0;
 
-  /** Opens `path` for appending; fsyncs at most every `syncMs` milliseconds. */
+  /**
+   * Opens `path` for appending; fsyncs at most every `syncMs` milliseconds. A write that
+   * fails (disk full, ...) is cut back to the last whole line and throws an OutputError.
+   */
   constructor(path: string, syncMs = 1000) {
-    this.#fd = openSync(path, "a");
+    this.#path = path;
+    try {
+      this.#fd = openSync(path, "a");
+      this.#size = fstatSync(this.#fd).size;
+    } catch (err) {
+      throw asOutputError(err, "traces file", path) ?? err;
+    }
     this.#timer = setInterval(() => this.#syncSoon(), syncMs);
     (this.#timer as { unref?: () => void }).unref?.();
   }
@@ -41,9 +63,19 @@ export class TracesWriter {
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the buffer is reused across lines.
     if (this.#buf.length < text.length * 3) this.#buf = new Uint8Array(text.length * 3);
     const size = encoder.encodeInto(text, this.#buf).written;
-    let off = writeSync(this.#fd, this.#buf, 0, size);
-    // A regular file takes the whole buffer at once; the loop only guards short writes.
-    while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
+    try {
+      let off = writeSync(this.#fd, this.#buf, 0, size);
+      // A regular file takes the whole buffer at once; the loop only guards short writes.
+      while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
+    } catch (err) {
+      try {
+        ftruncateSync(this.#fd, this.#size); // no torn line left behind
+      } catch {
+        // not a regular file; nothing to cut
+      }
+      throw asOutputError(err, "traces file", this.#path) ?? err;
+    }
+    this.#size += size;
     if (this.#buf.length > 1 << 24) this.#buf = new Uint8Array(1 << 16); // after a huge line
     this.#dirty = true;
     this.lines++;

@@ -8,13 +8,13 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { cwd } from "node:process";
 import { z } from "zod";
 import { InputError } from "../../../lib/errors.ts";
 import { defineTaskset } from "../../../lib/plugins/contract.ts";
 import type { TaskData } from "../../../lib/tasks/task_data.ts";
+import { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "../../../lib/util/read_text.ts";
 
 /** The `jsonl` taskset's own config keys. */
 export const jsonlConfig = z.object({
@@ -99,6 +99,22 @@ function toTask(row: Row, position: number, cfg: JsonlConfig): TaskData {
       { hint: "set prompt_field to the field that holds the prompt" },
     );
   }
+  if (Array.isArray(prompt)) {
+    const bad = prompt.findIndex((m) =>
+      m === null || typeof m !== "object" || Array.isArray(m) ||
+      typeof (m as { role?: unknown }).role !== "string"
+    );
+    if (bad >= 0) {
+      throw new InputError(
+        "taskset_file_invalid",
+        `${row.where}: '${cfg.prompt_field}' item ${bad} is not a chat message ` +
+          `(expected an object with a string "role"), got ${
+            JSON.stringify(prompt[bad]).slice(0, 80)
+          }`,
+        { hint: 'a list prompt holds messages like {"role": "user", "content": "..."}' },
+      );
+    }
+  }
   const task: TaskData = { prompt: prompt as TaskData["prompt"] };
   const moved = new Map<string, string>([
     [cfg.prompt_field, "prompt"],
@@ -116,24 +132,24 @@ function toTask(row: Row, position: number, cfg: JsonlConfig): TaskData {
   return out;
 }
 
-/** Reads the tasks of a `jsonl` taskset config. */
-export async function loadJsonl(config: Record<string, unknown>): Promise<TaskData[]> {
+/** Reads the tasks of a `jsonl` taskset config (the file is read in one bounded pass). */
+export function loadJsonl(config: Record<string, unknown>): Promise<TaskData[]> {
+  try {
+    return Promise.resolve(readJsonlTasks(config));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+function readJsonlTasks(config: Record<string, unknown>): TaskData[] {
   const cfg = jsonlConfig.parse(config);
   const file = resolve(cwd(), cfg.path);
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    throw new InputError(
-      "taskset_file_missing",
-      `jsonl taskset: cannot read ${file} (${code ?? String(err)})`,
-      {
-        hint: "check the taskset's path (relative paths resolve against the working directory)",
-        cause: err,
-      },
-    );
-  }
+  const text = readTextFileBounded(file, {
+    what: "jsonl taskset file",
+    maxBytes: MAX_TASKSET_FILE_BYTES,
+    unreadableCode: "taskset_file_missing",
+    hint: "check the taskset's path (relative paths resolve against the working directory)",
+  });
   return parseRows(text, file).map((row, i) => toTask(row, i, cfg));
 }
 
