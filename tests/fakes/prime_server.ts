@@ -20,6 +20,13 @@
  * root (prime_sandbox_fs.ts). Faults can be injected per request kind: an HTTP answer,
  * a delay, a connection reset, a body cut off mid-way.
  *
+ * It answers as the official SDK expects the service to (`packages/prime-sandboxes/src/
+ * prime_sandboxes/sandbox.py@66fb4b70`): the gateway answers 409 while a sandbox is not
+ * running yet, 502 `sandbox_not_found` once it is gone (also after it died while RUNNING:
+ * {@link PrimeFake.kill}), 404 with an error-code body for a missing file, and Connect
+ * errors before a stream starts as plain HTTP statuses (404 `not_found`, 401
+ * `unauthenticated`); `/error-context` names the cause (OOM, lifetime, image pull).
+ *
  * @module
  */
 import { Buffer } from "node:buffer";
@@ -125,6 +132,8 @@ export interface PrimeFakeRequest {
   at: number;
   /** Ids asked about by a status request (`get`: one; `batch`: the list). */
   statusIds?: string[];
+  /** A command-session Start: its `stdin` field (null when absent from the message). */
+  connectStdin?: boolean | null;
 }
 
 /** One fake sandbox. */
@@ -177,8 +186,17 @@ export interface PrimeFakeOptions {
   afterDelete?: "404" | "TERMINATED";
   /** Prefix of new sandbox ids. @default "fk" */
   idPrefix?: string;
-  /** Make `status:batchGet` answer 405 (the client must fall back to GETs). */
-  batchUnsupported?: boolean;
+  /** Make `status:batchGet` answer 405 (true) or the given status (the client must fall back to GETs). */
+  batchUnsupported?: boolean | 404 | 405;
+  /** Images whose sandboxes die at their first gateway request after RUNNING: image → error type. */
+  dieAfterRunning?: Record<string, string>;
+  /**
+   * How the gateway answers a Connect call it refuses before any message (unknown token,
+   * unknown sandbox): `http` = an HTTP error status with a Connect JSON error (404
+   * `not_found`, 401 `unauthenticated`, 503 `unavailable`), `stream` = HTTP 200 and the
+   * error in the end-of-stream message. @default "http"
+   */
+  connectRefusal?: "http" | "stream";
   /** Lifetime of gateway tokens on the fake clock. @default 3600000 */
   tokenTtlMs?: number;
   /** `read-file` answers 413 above this many bytes (window or file). @default 16 MiB */
@@ -211,6 +229,12 @@ export interface PrimeFake {
   useEnv(): () => void;
   /** Environment variables that point a child process at the fake. */
   env(): Record<string, string>;
+  /**
+   * Ends a sandbox as the platform does when it dies (OOM, lifetime): the status becomes
+   * `status` with `errorType`, its processes are killed, the gateway answers
+   * `sandbox_not_found`, and `/error-context` names the cause.
+   */
+  kill(id: string, how: { status?: string; errorType: string; errorMessage?: string }): void;
   /** Changes behaviour knobs at run time. */
   options: Required<Omit<PrimeFakeOptions, "msUntilRunning">> & { msUntilRunning?: number };
   close(): Promise<void>;
@@ -357,6 +381,11 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+/** The gateway's body for a missing file: an error code, as its other errors carry. */
+function fileNotFound(path: string | undefined): Record<string, unknown> {
+  return { error: "file_not_found", message: `File not found: ${path ?? ""}`, code: 404 };
+}
+
 function parseQuery(url: URL): Record<string, string> {
   const q: Record<string, string> = {};
   url.searchParams.forEach((v, k) => (q[k] = v));
@@ -444,6 +473,8 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     gatewayLagStatus: options.gatewayLagStatus ?? 502,
     afterDelete: options.afterDelete ?? "404",
     batchUnsupported: options.batchUnsupported ?? false,
+    dieAfterRunning: options.dieAfterRunning ?? {},
+    connectRefusal: options.connectRefusal ?? "http",
     tokenTtlMs: options.tokenTtlMs ?? 3_600_000,
     readFileLimit: options.readFileLimit ?? 16 * 1024 * 1024,
     idPrefix: options.idPrefix ?? "fk",
@@ -474,6 +505,17 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     sb.terminationReason = reason;
     sb.terminatedAt = clock.now();
     killSandboxProcesses(sb.id);
+  }
+
+  /** A sandbox that dies (OOM, lifetime) after it ran. */
+  function die(sb: FakeSandbox, status: string, errorType: string, message: string | null): void {
+    finish(sb, status, errorType, errorType.toLowerCase());
+    sb.errorMessage = message ??
+      (errorType === "OOM_KILLED"
+        ? "Container exceeded its memory limit"
+        : errorType === "TIMEOUT"
+        ? "Sandbox exceeded its maximum runtime"
+        : errorType);
   }
 
   /** Moves a sandbox along its state machine; `read` = this is a status read. */
@@ -665,6 +707,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
         });
       }
       case "batch": {
+        if (opts.batchUnsupported === 404) return json(res, 404, { detail: "Not Found" });
         if (opts.batchUnsupported) return json(res, 405, { detail: "Method Not Allowed" });
         const b = parseBody();
         const ids = b?.sandbox_ids;
@@ -782,7 +825,13 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     }
     const sb = sandboxes.get(tok.sandboxId)!;
     refresh(sb, false);
-    if (sb.reaped || sb.status === "TERMINATED" || sb.status === "TIMEOUT") {
+    const dies = opts.dieAfterRunning[sb.image];
+    if (dies && sb.status === "RUNNING") die(sb, "ERROR", dies, null);
+    // gone: deleted, reaped, or ended after it ran (a sandbox that never ran is "not running")
+    if (
+      sb.reaped || sb.status === "TERMINATED" || sb.status === "TIMEOUT" ||
+      (sb.status === "ERROR" && sb.startedAt !== null)
+    ) {
       return {
         status: 502,
         body: {
@@ -865,8 +914,9 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     url: URL,
     body: Uint8Array,
     res: http.ServerResponse,
+    rec: PrimeFakeRequest,
   ): Promise<void> {
-    if (kind === "connect-start") return await connectStart(req, url, body, res);
+    if (kind === "connect-start") return await connectStart(req, url, body, res, rec);
     if (kind === "connect-send-input" || kind === "connect-send-signal") {
       return connectUnary(kind, req, url, body, res);
     }
@@ -950,7 +1000,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
         if (q.sandbox_id !== sb.id) return json(res, 422, { detail: "sandbox_id does not match" });
         const target = q.path ? hostPath(sb.root, q.path) : null;
         if (!target) return json(res, 422, { detail: "path must be absolute" });
-        if (!existsSync(target)) return json(res, 404, { detail: "File not found" });
+        if (!existsSync(target)) return json(res, 404, fileNotFound(q.path));
         if (!statSync(target).isFile()) return json(res, 400, { detail: "Not a regular file" });
         const data = readFileSync(target);
         res.writeHead(200, {
@@ -965,7 +1015,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
         const target = q.path ? hostPath(sb.root, q.path) : null;
         if (!target) return json(res, 422, { detail: "path must be absolute" });
         if (!existsSync(target) || !statSync(target).isFile()) {
-          return json(res, 404, { detail: "File not found" });
+          return json(res, 404, fileNotFound(q.path));
         }
         const data = readFileSync(target);
         const total = data.byteLength;
@@ -1024,6 +1074,9 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
       if (g.status === 502) return connectError(res, 404, "not_found", "sandbox not found");
       return connectError(res, 503, "unavailable", "sandbox not ready");
     }
+    if (!g.sb.vm) {
+      return connectError(res, 501, "unimplemented", "command sessions are VM-only");
+    }
     try {
       if (kind === "connect-send-signal") {
         const r = decodeSendSignalRequest(body);
@@ -1074,6 +1127,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     url: URL,
     body: Uint8Array,
     res: http.ServerResponse,
+    rec: PrimeFakeRequest,
   ): Promise<void> {
     if (req.headers["content-type"] !== "application/connect+proto") {
       return connectError(res, 415, "invalid_argument", "expected application/connect+proto");
@@ -1094,17 +1148,21 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     };
     const endStream = (error?: { code: string; message: string }) =>
       frame(0x02, new TextEncoder().encode(JSON.stringify(error ? { error } : {})));
-    res.writeHead(200, { "content-type": "application/connect+proto" });
     const g = gatewaySandbox(url.pathname, req.headers);
     if (!g.sb) {
-      const code = g.status === 401
-        ? "unauthenticated"
+      const [status, code] = g.status === 401
+        ? [401, "unauthenticated"]
         : g.status === 502
-        ? "not_found"
-        : "unavailable";
+        ? [404, "not_found"]
+        : [503, "unavailable"];
+      if (opts.connectRefusal === "http") {
+        return connectError(res, status, code, JSON.stringify(g.body));
+      }
+      res.writeHead(200, { "content-type": "application/connect+proto" });
       res.end(endStream({ code, message: JSON.stringify(g.body) }));
       return;
     }
+    res.writeHead(200, { "content-type": "application/connect+proto" });
     const sb = g.sb;
     if (!sb.vm) {
       res.end(
@@ -1128,6 +1186,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
       return;
     }
     const start = decodeStartRequest(body.subarray(5));
+    rec.connectStdin = start.stdin ?? null;
     if (!start.command.cmd) {
       res.end(endStream({ code: "invalid_argument", message: "command.cmd is required" }));
       return;
@@ -1233,7 +1292,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
       }
       return control(kind, u.pathname, body, res, rec);
     }
-    if (u.pathname.startsWith("/gw/")) return await gateway(kind, req, u, body, res);
+    if (u.pathname.startsWith("/gw/")) return await gateway(kind, req, u, body, res, rec);
     return json(res, 404, { detail: "Not Found" });
   }
 
@@ -1256,6 +1315,11 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     },
     clearFaults() {
       faults = [];
+    },
+    kill(id, how) {
+      const sb = sandboxes.get(id);
+      if (!sb) throw new Error(`no fake sandbox ${id}`);
+      die(sb, how.status ?? "ERROR", how.errorType, how.errorMessage ?? null);
     },
     count(kind) {
       return kind === undefined ? requests.length : requests.filter((r) => r.kind === kind).length;

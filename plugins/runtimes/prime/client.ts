@@ -2,9 +2,10 @@
  * Our own `fetch`-based Prime sandbox client (no SDK): the control plane (create with an
  * idempotency key, get, batch status with fallback, delete, error context, gateway auth
  * with caching and coalesced refresh, expose) and the gateway (exec for containers, the
- * Connect command session for VMs, upload, download, read-file). Retries follow the
- * per-request-kind rules of reference §2.8; every failure is a typed {@link PrimeApiError}
- * carrying the HTTP status.
+ * Connect command session for VMs, upload, download, read-file). Retries and error mapping
+ * follow the official SDK (`packages/prime-sandboxes/src/prime_sandboxes/sandbox.py@66fb4b70`
+ * and `core/client.py@66fb4b70`); every failure is a typed {@link PrimeApiError} carrying
+ * the HTTP status. Where we differ from the SDK on purpose, the code says why.
  *
  * @module
  */
@@ -77,6 +78,11 @@ export interface BatchStatusResult {
   statuses: Map<string, StatusItem>;
   /** Per-id errors: code `NOT_FOUND`, `FORBIDDEN`, `MANAGED`. */
   errors: Map<string, { code: string; message: string }>;
+  /**
+   * Per-id request failures of the GET fallback (batch status unsupported): they belong
+   * to that sandbox alone, as in the SDK's `_BatchItemError` (sandbox.py@66fb4b70).
+   */
+  failures: Map<string, unknown>;
 }
 
 /** Gateway credentials of one sandbox. `token` is secret. */
@@ -114,12 +120,29 @@ export interface ReadFileResult {
   truncated: boolean;
 }
 
+/**
+ * What `/error-context` says about a sandbox. All fields are null when the call itself
+ * failed: like the SDK (`_get_sandbox_error_context`, sandbox.py@66fb4b70) we carry on
+ * with an empty context instead of replacing the error being classified.
+ */
+export interface ErrorContext {
+  status: string | null;
+  errorType: string | null;
+  errorMessage: string | null;
+}
+
 type RequestKind = "get" | "post" | "idempotent_post";
 type GatewayKind = "post" | "upload" | "get" | "read_file";
 
 const USER_AGENT = `verifiers-ts/${VERSION}`;
 const AUTH_REFRESH_MARGIN_MS = 60_000;
+/** Delays after a gateway 409 while the sandbox is RUNNING (MAX_409_RETRIES = 4, sandbox.py@66fb4b70). */
 const STATUS_CONFLICT_DELAYS_MS = [250, 500, 1000];
+/** Statuses an idempotent gateway request retries (RETRYABLE_5XX_STATUSES, sandbox.py@66fb4b70). */
+export const RETRYABLE_5XX: ReadonlySet<number> = new Set([500, 502, 503, 504, 524]);
+/** The SDK's message when a gateway does not know a sandbox (`_execute_command_rest`). */
+const GONE_MESSAGE =
+  "Sandbox is no longer present on the runtime node. Please create a new sandbox.";
 
 function str(v: unknown): string | null {
   return typeof v === "string" ? v : null;
@@ -246,9 +269,21 @@ export class PrimeClient {
     };
   }
 
+  /**
+   * Gateway retries (sandbox.py@66fb4b70): 4 attempts; 1/2/4 s after a transport failure
+   * (`wait_exponential(min=1)`), 250/500/1000 ms after an upload's 408/5xx
+   * (`_should_retry_upload_error`).
+   */
   #gatewaySchedule(kind: GatewayKind): RetrySchedule {
-    const base = kind === "upload" ? 250 : 1000;
-    return { attempts: 4, delayMs: (n) => Math.min(30_000, base * 2 ** n) * this.#scale };
+    return {
+      attempts: 4,
+      delayMs: (n, err) => {
+        const base = kind === "upload" && err instanceof PrimeApiError && err.transport === "http"
+          ? 250
+          : 1000;
+        return Math.min(30_000, base * 2 ** n) * this.#scale;
+      },
+    };
   }
 
   /** One control-plane call with the §2.8 retry rules; throws for non-2xx. */
@@ -322,7 +357,7 @@ export class PrimeClient {
    */
   async batchStatus(ids: string[], signal?: AbortSignal): Promise<BatchStatusResult> {
     const unique = [...new Set(ids)];
-    const out: BatchStatusResult = { statuses: new Map(), errors: new Map() };
+    const out: BatchStatusResult = { statuses: new Map(), errors: new Map(), failures: new Map() };
     if (unique.length === 0) return out;
     if (unique.length > 100) throw new RangeError("batchStatus takes at most 100 ids");
     if (!this.#batchUnsupported) {
@@ -373,9 +408,9 @@ export class PrimeClient {
           pendingImageBuildId: r.pendingImageBuildId,
         });
       } catch (e) {
-        if (e instanceof PrimeApiError && e.httpStatus === 404) {
+        if (e instanceof PrimeApiError && e.transport === "http" && e.httpStatus === 404) {
           out.errors.set(id, { code: "NOT_FOUND", message: e.detail });
-        } else throw e;
+        } else out.failures.set(id, e);
       }
     }));
     return out;
@@ -394,20 +429,38 @@ export class PrimeClient {
   }
 
   /** `GET /sandbox/{id}/error-context`: the lightweight status used to classify failures. */
-  async errorContext(
-    id: string,
-  ): Promise<{ status: string; errorType: string | null; errorMessage: string | null }> {
+  async errorContext(id: string): Promise<ErrorContext> {
     const res = await this.#control("get", "GET", `/sandbox/${enc(id)}/error-context`);
     const j = (bodyJson(res) ?? {}) as Record<string, unknown>;
     return {
-      status: str(j.status) ?? "UNKNOWN",
+      status: str(j.status),
       errorType: str(j.errorType) ?? str(j.error_type),
       errorMessage: str(j.errorMessage) ?? str(j.error_message),
     };
   }
 
-  /** `POST /sandbox/{id}/expose` → the public URL (no trailing slash). */
+  /** {@link errorContext}, or an empty context when that call fails (never throws). */
+  async #contextOrEmpty(id: string): Promise<ErrorContext> {
+    try {
+      return await this.errorContext(id);
+    } catch {
+      return { status: null, errorType: null, errorMessage: null };
+    }
+  }
+
+  /**
+   * `POST /sandbox/{id}/expose` → the public URL (no trailing slash). VM sandboxes are
+   * refused before any request, with the SDK's message (`_guard_vm_unsupported`).
+   */
   async expose(id: string, port: number, signal?: AbortSignal): Promise<string> {
+    if (await this.#isVm(id)) {
+      throw new PrimeApiError("Port exposure is not yet supported for VM sandboxes.", {
+        transport: "http",
+        detail: "Port exposure is not yet supported for VM sandboxes.",
+        method: "POST",
+        path: `/api/v1/sandbox/${id}/expose`,
+      });
+    }
     const res = await this.#control(
       "post",
       "POST",
@@ -433,7 +486,8 @@ export class PrimeClient {
     const p = (async () => {
       let res: HttpResponse;
       try {
-        res = await this.#control("idempotent_post", "POST", `/sandbox/${enc(id)}/auth`, {});
+        // no body, as the SDK sends it (`get_or_refresh`)
+        res = await this.#control("idempotent_post", "POST", `/sandbox/${enc(id)}/auth`);
       } catch (e) {
         if (e instanceof PrimeApiError && e.httpStatus === 404) {
           throw new PrimeNotRunningError(
@@ -444,7 +498,7 @@ export class PrimeClient {
         throw e;
       }
       const j = (bodyJson(res) ?? {}) as Record<string, unknown>;
-      const expires = Date.parse(str(j.expires_at) ?? "");
+      const expires = parseExpiry(str(j.expires_at));
       const a: SandboxAuth = {
         gatewayUrl: (str(j.gateway_url) ?? "").replace(/\/+$/, ""),
         userNs: str(j.user_ns) ?? "",
@@ -485,8 +539,11 @@ export class PrimeClient {
   }
 
   /**
-   * One gateway request with the gateway retry rules and a single re-auth on 401. Throws
-   * a typed error for a non-2xx answer (502 `sandbox_not_found` → not running).
+   * One gateway request with the gateway retry rules, a single re-auth on 401, and the
+   * SDK's 409 rule (`_should_retry_409`, sandbox.py@66fb4b70): ask `/error-context`; while
+   * the sandbox is RUNNING retry after 250/500/1000 ms, else it is not running. A gateway
+   * `sandbox_not_found` asks `/error-context` for the real reason (OOM, timeout, image
+   * pull) before it becomes a not-running error. Other non-2xx answers throw typed errors.
    */
   async #gateway(
     id: string,
@@ -500,7 +557,9 @@ export class PrimeClient {
     signal?: AbortSignal,
   ): Promise<HttpResponse> {
     const sig = anySignal([this.#life.signal, signal]);
-    for (let reauth = 0;; reauth++) {
+    let reauthed = false;
+    let conflicts = 0;
+    for (;;) {
       this.#check();
       const a = await this.auth(id);
       const qs = new URLSearchParams(query).toString();
@@ -528,20 +587,50 @@ export class PrimeClient {
           sig,
         );
       } catch (e) {
-        if (reauth === 0 && e instanceof PrimeApiError && e.httpStatus === 401) {
+        if (sig.aborted || !(e instanceof PrimeApiError)) throw e;
+        if (!reauthed && e.transport === "http" && e.httpStatus === 401) {
+          reauthed = true;
           this.#auth.delete(id);
           continue;
         }
+        if (e.transport === "http" && e.httpStatus === 409) {
+          const ctx = await this.#contextOrEmpty(id);
+          if (ctx.status !== "RUNNING") throw notRunning(id, ctx, e);
+          if (conflicts >= STATUS_CONFLICT_DELAYS_MS.length) {
+            throw new PrimeApiError(
+              `HTTP 409: sandbox ${id} returned 409 after ${
+                conflicts + 1
+              } attempts while RUNNING; this may be a transient DNS or gateway issue, please retry`,
+              { ...errInit(e), cause: e },
+            );
+          }
+          await sleep(STATUS_CONFLICT_DELAYS_MS[conflicts++] * this.#scale, sig);
+          continue;
+        }
+        if (isGatewayNotFound(e)) throw await this.#goneError(id, e);
         throw e;
       }
     }
   }
 
   /**
+   * The not-running error for a sandbox the gateway does not know: TERMINATED, with the
+   * error type `/error-context` names, else `SANDBOX_NOT_FOUND` (sandbox.py@66fb4b70).
+   */
+  async #goneError(id: string, e: PrimeApiError): Promise<PrimeNotRunningError> {
+    const ctx = await this.#contextOrEmpty(id);
+    return notRunning(id, {
+      status: "TERMINATED",
+      errorType: ctx.errorType ?? "SANDBOX_NOT_FOUND",
+      errorMessage: ctx.errorMessage ?? GONE_MESSAGE,
+    }, e);
+  }
+
+  /**
    * Runs a shell command and waits for it: `POST …/exec` on containers, the Connect
    * command session on VMs. Maps 409 (retried while the sandbox is RUNNING), 408 and
    * timeouts (command timeout, or not running when the sandbox is gone), and the gateway's
-   * `sandbox_not_found` (not running).
+   * `sandbox_not_found` (not running, with the reason from `/error-context`).
    */
   async exec(id: string, command: string, options: ExecOptions = {}): Promise<ExecResult> {
     const vm = await this.#isVm(id);
@@ -559,54 +648,37 @@ export class PrimeClient {
       sandbox_id: id,
       timeout: Math.max(1, Math.ceil(timeoutS)),
     });
-    for (let conflicts = 0;; conflicts++) {
-      try {
-        const res = await this.#gateway(
-          id,
-          "post",
-          "POST",
-          "exec",
-          {},
-          () => payload,
-          { "Content-Type": "application/json" },
-          (timeoutS + 5) * 1000,
-          o.signal,
-        );
-        const j = (bodyJson(res) ?? {}) as Record<string, unknown>;
-        return {
-          stdout: str(j.stdout) ?? "",
-          stderr: str(j.stderr) ?? "",
-          exitCode: num(j.exit_code) ?? 0,
-        };
-      } catch (e) {
-        if (o.signal?.aborted || !(e instanceof PrimeApiError)) throw e;
-        if (e.httpStatus === 409) {
-          const ctx = await this.errorContext(id);
-          if (ctx.status !== "RUNNING") throw notRunning(id, ctx, e);
-          if (conflicts >= STATUS_CONFLICT_DELAYS_MS.length) {
-            throw new PrimeApiError(
-              `HTTP 409: sandbox ${id} is RUNNING but its gateway keeps refusing commands (transient DNS or gateway issue)`,
-              { ...errInit(e), cause: e },
-            );
-          }
-          await sleep(STATUS_CONFLICT_DELAYS_MS[conflicts] * this.#scale, o.signal);
-          continue;
-        }
-        if (e.httpStatus === 408 || e.transport === "timeout") {
-          throw await this.#timeoutError(id, e, timeoutS);
-        }
-        throw e;
+    try {
+      const res = await this.#gateway(
+        id,
+        "post",
+        "POST",
+        "exec",
+        {},
+        () => payload,
+        { "Content-Type": "application/json" },
+        // the + 5 s of the SDK: a command close to its timeout is not cut off by the client
+        (timeoutS + 5) * 1000,
+        o.signal,
+      );
+      const j = (bodyJson(res) ?? {}) as Record<string, unknown>;
+      return {
+        stdout: str(j.stdout) ?? "",
+        stderr: str(j.stderr) ?? "",
+        exitCode: num(j.exit_code) ?? 0,
+      };
+    } catch (e) {
+      if (o.signal?.aborted || !(e instanceof PrimeApiError)) throw e;
+      if (e.httpStatus === 408 || e.transport === "timeout") {
+        throw await this.#timeoutError(id, e, timeoutS);
       }
+      throw e;
     }
   }
 
   async #timeoutError(id: string, e: PrimeApiError, timeoutS: number): Promise<PrimeApiError> {
-    try {
-      const ctx = await this.errorContext(id);
-      if (TERMINAL_STATUSES.has(ctx.status)) return notRunning(id, ctx, e);
-    } catch {
-      // keep the timeout
-    }
+    const ctx = await this.#contextOrEmpty(id);
+    if (ctx.status !== null && TERMINAL_STATUSES.has(ctx.status)) return notRunning(id, ctx, e);
     return new PrimeCommandTimeoutError(`Command timed out after ${timeoutS}s in sandbox ${id}`, {
       ...errInit(e),
       cause: e,
@@ -622,6 +694,9 @@ export class PrimeClient {
         envs: o.env ?? {},
         ...(o.cwd ? { cwd: o.cwd } : {}),
       },
+      // `optional bool`: absent is not false; the SDK always sends it
+      // (build_command_session_start_request, rpc_command_session.py@66fb4b70)
+      stdin: false,
     });
     const sig = anySignal([this.#life.signal, o.signal]);
     for (let reauth = 0;; reauth++) {
@@ -656,12 +731,7 @@ export class PrimeClient {
             this.#auth.delete(id);
             continue;
           }
-          if (e.connectCode === "not_found") {
-            throw new PrimeNotRunningError(
-              `sandbox ${id} is no longer running (the gateway does not know it)`,
-              { ...errInit(e), status: "TERMINATED", errorType: "SANDBOX_NOT_FOUND", cause: e },
-            );
-          }
+          if (e.connectCode === "not_found") throw await this.#goneError(id, e);
           if (e.connectCode === "deadline_exceeded") {
             throw await this.#timeoutError(id, e, timeoutS);
           }
@@ -682,31 +752,38 @@ export class PrimeClient {
           },
         );
       }
-      if (end.error) {
-        throw new PrimeApiError(`command session error in sandbox ${id}: ${end.error}`, {
-          transport: "http",
-          httpStatus: 200,
-          detail: end.error,
-          method: "POST",
-          path: "command_session.CommandSession/Start",
-        });
-      }
+      // an `error` on the end event is ignored, as by the SDK: the exit code is the answer
+      // (collect_command_session_start_event, rpc_command_session.py@66fb4b70)
       return { stdout: decodeAll(stdout), stderr: decodeAll(stderr), exitCode: end.exitCode };
     }
   }
 
-  /** Sends a signal to a command-session process (VM sandboxes). */
+  /**
+   * Sends a signal to a command-session process (VM sandboxes), re-authenticating once on
+   * `unauthenticated` and never retried otherwise (`_execute_process_control_rpc`).
+   */
   async sendSignal(id: string, pid: number, signal: number): Promise<void> {
-    const a = await this.auth(id);
-    await connectUnary({
-      fetch: this.#fetch,
-      url: `${a.gatewayUrl}/${a.userNs}/${a.jobId}/command_session.CommandSession/SendSignal`,
-      token: a.token,
-      request: encodeSendSignalRequest({ session: { pid }, signal }),
-      timeoutMs: 10_000,
-      signal: this.#life.signal,
-      userAgent: USER_AGENT,
-    });
+    for (let reauth = 0;; reauth++) {
+      const a = await this.auth(id);
+      try {
+        await connectUnary({
+          fetch: this.#fetch,
+          url: `${a.gatewayUrl}/${a.userNs}/${a.jobId}/command_session.CommandSession/SendSignal`,
+          token: a.token,
+          request: encodeSendSignalRequest({ session: { pid }, signal }),
+          timeoutMs: 10_000,
+          signal: this.#life.signal,
+          userAgent: USER_AGENT,
+        });
+        return;
+      } catch (e) {
+        if (e instanceof PrimeConnectError && e.connectCode === "unauthenticated" && reauth === 0) {
+          this.#auth.delete(id);
+          continue;
+        }
+        throw e;
+      }
+    }
   }
 
   /** Uploads bytes to `path` (multipart, one `file` part). Parents must exist. */
@@ -746,8 +823,9 @@ export class PrimeClient {
   }
 
   /**
-   * Reads a text file window (`offset` may be negative: from the end). A missing file
-   * resolves to null; 413 rejects.
+   * Reads a text file window (`offset` may be negative: from the end). Every 404 is a
+   * missing file and resolves to null, whatever the body says, as in the SDK (`read_file`
+   * raises SandboxFileNotFoundError, sandbox.py@66fb4b70); 413 rejects.
    */
   async readFile(
     id: string,
@@ -772,7 +850,7 @@ export class PrimeClient {
         signal,
       );
     } catch (e) {
-      if (e instanceof PrimeApiError && e.httpStatus === 404 && e.errorCode === null) return null;
+      if (e instanceof PrimeApiError && e.transport === "http" && e.httpStatus === 404) return null;
       throw e;
     }
     const j = (bodyJson(res) ?? {}) as Record<string, unknown>;
@@ -813,18 +891,51 @@ function errInit(e: PrimeApiError) {
   };
 }
 
-function notRunning(
-  id: string,
-  ctx: { status: string; errorType: string | null; errorMessage: string | null },
-  e: PrimeApiError,
-): PrimeNotRunningError {
-  const why = [ctx.status, ctx.errorType, ctx.errorMessage].filter(Boolean).join(", ");
-  return new PrimeNotRunningError(`sandbox ${id} is no longer running (${why})`, {
-    ...errInit(e),
-    status: ctx.status,
-    errorType: ctx.errorType,
-    cause: e,
-  });
+/** What a not-running error says about its cause (`_build_terminated_message`, sandbox.py@66fb4b70). */
+function reasonOf(ctx: ErrorContext): string {
+  switch (ctx.errorType) {
+    case "OOM_KILLED":
+      return "it was terminated due to out-of-memory (OOM)";
+    case "TIMEOUT":
+      return "it exceeded its maximum runtime and was terminated";
+    case "IMAGE_PULL_FAILED":
+      return "it failed to start due to an image pull failure";
+  }
+  return ctx.status === "TERMINATED" ? "it was terminated" : "";
+}
+
+function notRunning(id: string, ctx: ErrorContext, e: PrimeApiError): PrimeNotRunningError {
+  const why = [reasonOf(ctx), ctx.errorMessage].filter(Boolean).join("; ");
+  const facts = [ctx.status ?? "status unknown", ctx.errorType].filter(Boolean).join(", ");
+  return new PrimeNotRunningError(
+    `sandbox ${id} is no longer running (${facts})${why ? `: ${why}` : ""}`,
+    { ...errInit(e), status: ctx.status ?? "UNKNOWN", errorType: ctx.errorType, cause: e },
+  );
+}
+
+/** Reads `expires_at`; a time without a zone is UTC, as in the SDK (`_auth_refresh_cutoff`). */
+export function parseExpiry(text: string | null): number {
+  if (text === null) return NaN;
+  const zoned = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(text.trim()) ? text.trim() : `${text.trim()}Z`;
+  return Date.parse(zoned);
+}
+
+/**
+ * True when an error says the gateway does not know the sandbox: its 502
+ * `sandbox_not_found`, or Connect `not_found` (whatever HTTP status carried it). Walks the
+ * cause chain, as `_is_retryable_reachability_error` does (sandbox.py@66fb4b70).
+ */
+export function isGatewayNotFound(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e = err; e instanceof Error && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    if (e instanceof PrimeConnectError && e.connectCode === "not_found") return true;
+    if (
+      e instanceof PrimeApiError && e.transport === "http" && e.httpStatus === 502 &&
+      e.errorCode === "sandbox_not_found"
+    ) return true;
+  }
+  return false;
 }
 
 /** The error for a non-2xx gateway response. */
@@ -833,6 +944,7 @@ function gatewayError(res: HttpResponse, method: string, path: string, id: strin
   const code = j && typeof j === "object" ? str(j.error) : null;
   const detail = detailOf(res);
   if (res.status === 502 && code === "sandbox_not_found") {
+    // #gateway replaces it with the reason from /error-context
     return new PrimeNotRunningError(
       `sandbox ${id} is no longer running (the gateway does not know it)`,
       {
@@ -858,25 +970,37 @@ function gatewayError(res: HttpResponse, method: string, path: string, id: strin
   });
 }
 
-/** Control-plane retry rules (reference §2.8). */
+/**
+ * Control-plane retry rules (`core/client.py@66fb4b70`): a failure before any response
+ * (refused, or a disconnect before the answer) is retried for every request, POSTs too;
+ * a response cut off mid-body only for GET/DELETE and idempotent POSTs; 502/503/504 only
+ * for those; timeouts never. (fetch cannot tell a clean close before the answer — httpx's
+ * RemoteProtocolError, retried by the SDK — from a reset — its ReadError, not retried for
+ * POSTs — Bun reports both as ECONNRESET, so both count as "before any response".)
+ */
 export function retryControl(kind: RequestKind, e: unknown): boolean {
   if (!(e instanceof PrimeApiError)) return false;
-  if (e.transport === "network") return e.phase === "connect" || kind !== "post";
+  if (e.transport === "network") return e.phase !== "read" || kind !== "post";
   if (e.transport === "timeout") return false;
   if (kind === "post") return false;
   return e.httpStatus === 502 || e.httpStatus === 503 || e.httpStatus === 504;
 }
 
-/** Gateway retry rules (reference §2.8). */
+/**
+ * Gateway retry rules (sandbox.py@66fb4b70: `_gateway_post_retry`, `_gateway_retry`,
+ * `_read_file_retry`, `_should_retry_upload_error`). Transport: a failure before any
+ * response is retried for every kind; a body cut off for GETs and read-file; a timeout
+ * for read-file only. Status: never for exec; 408 and 500/502/503/504/524 for uploads and
+ * read-file; 500/502/503/504/524 for downloads; never the gateway's `sandbox_not_found`.
+ */
 export function retryGateway(kind: GatewayKind, e: unknown): boolean {
   if (!(e instanceof PrimeApiError) || e instanceof PrimeNotRunningError) return false;
   if (e.transport === "network") {
-    return e.phase === "connect" || kind === "get" || kind === "read_file";
+    return e.phase !== "read" || kind === "get" || kind === "read_file";
   }
   if (e.transport === "timeout") return kind === "read_file";
   const s = e.httpStatus ?? 0;
   if (kind === "post") return false;
-  if (kind === "upload") return s === 408 || (s >= 500 && s <= 599);
-  if (kind === "read_file" && s === 408) return true;
-  return s === 500 || s === 502 || s === 503 || s === 504 || s === 524;
+  if (s === 408) return kind === "upload" || kind === "read_file";
+  return RETRYABLE_5XX.has(s);
 }

@@ -1,12 +1,13 @@
 /**
- * Waiting for a new sandbox to become usable (reference §2.7): poll its status through the
- * shared {@link StatusPoller} until RUNNING (a first-use image build gets its own, longer
- * budget), then probe the gateway with `echo 'sandbox ready'` until it answers, riding out
- * the failures a freshly started sandbox is known to produce.
+ * Waiting for a new sandbox to become usable, as the SDK's `wait_for_creation`
+ * (`packages/prime-sandboxes/src/prime_sandboxes/sandbox.py@66fb4b70`): poll its status
+ * through the shared {@link StatusPoller} until RUNNING (a first-use image build gets its
+ * own, longer budget), then probe the gateway with `echo 'sandbox ready'` until it
+ * answers, riding out the failures a freshly started sandbox is known to produce.
  *
  * @module
  */
-import type { PrimeClient } from "./client.ts";
+import { isGatewayNotFound, type PrimeClient, RETRYABLE_5XX } from "./client.ts";
 import {
   isTransientPrimeError,
   PrimeApiError,
@@ -16,7 +17,6 @@ import {
   PrimeNotRunningError,
   TERMINAL_STATUSES,
 } from "./errors.ts";
-import { sleep } from "../../../lib/util/sleep.ts";
 import type { StatusPoller } from "./status_poller.ts";
 
 /** Timing of a creation wait (production defaults; tests shrink them). */
@@ -57,25 +57,31 @@ function backoff(t: CreationTiming, i: number): number {
   return d * (0.75 + Math.random() * 0.5);
 }
 
-/** True for probe failures that mean "not reachable yet" (reference §2.7). */
+/** True for probe failures that mean "not reachable yet" (`_is_retryable_reachability_error`, sandbox.py@66fb4b70). */
 export function isRetryableProbeError(e: unknown): boolean {
-  // the gateway not knowing a new sandbox yet is normal; the control plane not knowing it is not
-  if (e instanceof PrimeNotRunningError) {
-    return e.errorType === "SANDBOX_NOT_FOUND" && e.httpStatus !== 404;
-  }
+  // a RUNNING status can lead the gateway's registration: its "not found" is normal while
+  // starting; the control plane not knowing the sandbox is not (no gateway cause)
+  if (e instanceof PrimeNotRunningError) return isGatewayNotFound(e);
   if (e instanceof PrimeCommandTimeoutError) return true;
   if (e instanceof PrimeConnectError) {
-    return ["aborted", "deadline_exceeded", "unavailable", "not_found"].includes(e.connectCode);
+    return ["aborted", "deadline_exceeded", "unavailable"].includes(e.connectCode);
   }
-  if (isTransientPrimeError(e)) return true;
+  if (e instanceof PrimeApiError && (e.transport === "network" || e.transport === "timeout")) {
+    return true;
+  }
   if (e instanceof PrimeApiError && e.transport === "http") {
     const s = e.httpStatus ?? 0;
-    return s === 408 || s === 409 || s >= 500;
+    return s === 408 || s === 409 || RETRYABLE_5XX.has(s);
   }
   return false;
 }
 
-/** Waits until sandbox `id` is RUNNING and its gateway runs commands. */
+/**
+ * Waits until sandbox `id` is RUNNING and its gateway runs commands. As the SDK's
+ * `wait_for_creation` (sandbox.py@66fb4b70), every round re-reads the status before it
+ * probes, so a sandbox that dies after RUNNING (OOM, lifetime) is reported with its cause
+ * at the next round instead of at the end of the reachability budget.
+ */
 export async function waitForCreation(
   client: PrimeClient,
   poller: StatusPoller,
@@ -87,6 +93,8 @@ export async function waitForCreation(
   let deadline = Date.now() + timing.budgetMs;
   let buildDeadline: number | null = null;
   let imageBuilt = false;
+  let reachability = false;
+  let last: unknown = null;
   let delay = 0;
   for (let i = 0;; i++) {
     let r;
@@ -112,7 +120,6 @@ export async function waitForCreation(
       );
     }
     const st = r.status;
-    if (st.status === "RUNNING") break;
     if (TERMINAL_STATUSES.has(st.status)) {
       const why = [st.errorType, st.errorMessage].filter(Boolean).join(": ");
       throw new PrimeNotRunningError(
@@ -123,11 +130,31 @@ export async function waitForCreation(
           path: "/api/v1/sandbox/status:batchGet",
           status: st.status,
           errorType: st.errorType,
+          cause: last ?? undefined,
         },
       );
     }
     const now = Date.now();
-    if (st.status === "PENDING" && st.pendingImageBuildId) {
+    if (st.status === "RUNNING") {
+      if (!reachability) {
+        // reachability: a fresh budget and backoff
+        reachability = true;
+        deadline = now + timing.budgetMs;
+        i = 0;
+      }
+      try {
+        const res = await client.exec(id, "echo 'sandbox ready'", {
+          timeoutS: timing.probeTimeoutS,
+          signal,
+        });
+        if (res.exitCode === 0) return { imageBuilt };
+        last = new Error(`probe exited ${res.exitCode}: ${res.stderr.slice(-200)}`);
+      } catch (e) {
+        if (signal?.aborted) throw e;
+        if (!isRetryableProbeError(e)) throw e;
+        last = e;
+      }
+    } else if (st.status === "PENDING" && st.pendingImageBuildId) {
       if (!imageBuilt) {
         imageBuilt = true;
         log?.(`prime sandbox ${id}: building image on first use (build ${st.pendingImageBuildId})`);
@@ -143,31 +170,11 @@ export async function waitForCreation(
       delay = Math.min(timing.imageBuildPollMs, buildDeadline - now);
       continue;
     }
-    if (now >= deadline) {
-      throw creationTimeout(id, `Sandbox did not reach RUNNING within ${sec(timing.budgetMs)}s`);
-    }
-    delay = Math.min(backoff(timing, i), Math.max(0, deadline - now));
-  }
-
-  // reachability: a fresh budget
-  const probeDeadline = Date.now() + timing.budgetMs;
-  let last: unknown = null;
-  for (let i = 0;; i++) {
-    if (signal?.aborted) throw signal.reason;
-    try {
-      const res = await client.exec(id, "echo 'sandbox ready'", {
-        timeoutS: timing.probeTimeoutS,
-        signal,
-      });
-      if (res.exitCode === 0) return { imageBuilt };
-      last = new Error(`probe exited ${res.exitCode}: ${res.stderr.slice(-200)}`);
-    } catch (e) {
-      if (signal?.aborted) throw e;
-      if (!isRetryableProbeError(e)) throw e;
-      last = e;
-    }
-    const now = Date.now();
-    if (now >= probeDeadline) {
+    const after = Date.now();
+    if (after >= deadline) {
+      if (!reachability) {
+        throw creationTimeout(id, `Sandbox did not reach RUNNING within ${sec(timing.budgetMs)}s`);
+      }
       throw new PrimeCreationTimeoutError(
         `sandbox ${id} is RUNNING but its gateway did not answer within ${
           sec(timing.budgetMs)
@@ -183,7 +190,7 @@ export async function waitForCreation(
         },
       );
     }
-    await sleep(Math.min(backoff(timing, i), probeDeadline - now), signal);
+    delay = Math.min(backoff(timing, i), Math.max(0, deadline - after));
   }
 }
 

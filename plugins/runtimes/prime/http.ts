@@ -1,7 +1,7 @@
 /**
  * One HTTP exchange with the Prime API over `fetch`, and the retry loop around it. Every
  * failure becomes a {@link PrimeApiError} that says how the request failed, so the retry
- * rules of reference §2.8 are decided on error kinds, never on message text.
+ * rules (client.ts) are decided on error kinds, never on message text.
  *
  * @module
  */
@@ -203,7 +203,8 @@ export function streamReadError(req: HttpRequest, e: unknown, timedOut: boolean)
 /** A retry schedule: attempts in all and the delay before attempt `n+1` (n from 0). */
 export interface RetrySchedule {
   attempts: number;
-  delayMs(n: number): number;
+  /** `err` is the failure being retried (some schedules wait longer after some kinds). */
+  delayMs(n: number, err?: unknown): number;
 }
 
 /**
@@ -222,7 +223,7 @@ export async function withRetries<T>(
     } catch (e) {
       if (signal?.aborted) throw e;
       if (n + 1 >= schedule.attempts || !shouldRetry(e)) throw e;
-      await sleep(schedule.delayMs(n), signal);
+      await sleep(schedule.delayMs(n, e), signal);
     }
   }
 }

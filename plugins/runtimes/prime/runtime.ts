@@ -456,7 +456,8 @@ export class PrimeRuntime implements Runtime {
     try {
       bytes = await client.download(id, target);
     } catch (e) {
-      if (e instanceof PrimeApiError && e.httpStatus === 404 && e.errorCode === null) {
+      // the gateway answers a missing file with 404 and an error-code body
+      if (e instanceof PrimeApiError && e.transport === "http" && e.httpStatus === 404) {
         throw new SandboxError(`Cannot read "${path}": no such file`, {
           statusCode: 404,
           hint: `Looked for "${target}" in sandbox ${id}`,

@@ -1,5 +1,5 @@
 /**
- * Batched, coalesced status polling (reference §2.7). Every sandbox waiting for creation
+ * Batched, coalesced status polling (`_AsyncRequestBatcher`, sandbox.py@66fb4b70). Every sandbox waiting for creation
  * in this process asks one shared poller per account; the poller runs shared rounds, and
  * each round asks for the status of every waiting sandbox in `status:batchGet` requests of
  * at most 100 ids. A waiter asks for a status "not before" some delay; a round starts at
@@ -109,7 +109,9 @@ export class StatusPoller {
         for (const w of mine) {
           const st = res.statuses.get(w.id);
           const err = res.errors.get(w.id);
-          if (st) w.resolve({ kind: "status", status: st });
+          // a failed lookup of one sandbox fails its waiters only (sandbox.py@66fb4b70)
+          if (res.failures.has(w.id)) w.reject(res.failures.get(w.id));
+          else if (st) w.resolve({ kind: "status", status: st });
           else if (err) w.resolve({ kind: "error", code: err.code, message: err.message });
           else w.resolve({ kind: "error", code: "NOT_FOUND", message: "no status returned" });
         }
