@@ -197,6 +197,15 @@ export interface PrimeFakeOptions {
    * error in the end-of-stream message. @default "http"
    */
   connectRefusal?: "http" | "stream";
+  /** An `error` text the command session puts on its end events (the exit code stays). */
+  endEventError?: string;
+  /**
+   * Keep connections open between requests. With false every answer says
+   * `Connection: close`, so a client never reuses a connection and counts of retries are
+   * exact (a runtime's fetch may resend a request by itself when a reused connection
+   * closes before the answer). @default true
+   */
+  keepAlive?: boolean;
   /** Lifetime of gateway tokens on the fake clock. @default 3600000 */
   tokenTtlMs?: number;
   /** `read-file` answers 413 above this many bytes (window or file). @default 16 MiB */
@@ -475,6 +484,8 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     batchUnsupported: options.batchUnsupported ?? false,
     dieAfterRunning: options.dieAfterRunning ?? {},
     connectRefusal: options.connectRefusal ?? "http",
+    endEventError: options.endEventError ?? "",
+    keepAlive: options.keepAlive ?? true,
     tokenTtlMs: options.tokenTtlMs ?? 3_600_000,
     readFileLimit: options.readFileLimit ?? 16 * 1024 * 1024,
     idPrefix: options.idPrefix ?? "fk",
@@ -1209,7 +1220,13 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     res.write(
       frame(
         0,
-        encodeStartResponse({ kind: "end", exitCode: r.code, exited: true, status: "exited" }),
+        encodeStartResponse({
+          kind: "end",
+          exitCode: r.code,
+          exited: true,
+          status: "exited",
+          ...(opts.endEventError ? { error: opts.endEventError } : {}),
+        }),
       ),
     );
     res.end(endStream());
@@ -1234,6 +1251,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
   ): Promise<void> {
     const u = new URL(req.url ?? "/", "http://127.0.0.1");
     const method = req.method ?? "GET";
+    if (!opts.keepAlive) res.setHeader("connection", "close");
     const kind = classify(method, u.pathname);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
@@ -1279,7 +1297,9 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
           const bytes = typeof chunk === "string"
             ? Buffer.from(chunk)
             : Buffer.from((chunk as Uint8Array | undefined) ?? []);
-          res.write(bytes.subarray(0, Math.max(1, Math.floor(bytes.byteLength / 2))));
+          // headers first, so even a 1-byte body is cut short
+          res.flushHeaders();
+          res.write(bytes.subarray(0, Math.floor(bytes.byteLength / 2)));
           setTimeout(() => req.socket.destroy(), 20);
           return res;
         };

@@ -830,9 +830,10 @@ export class PrimeClient {
   async readFile(
     id: string,
     path: string,
-    window: { offset?: number; length?: number } = {},
+    window: { offset?: number; length?: number; timeoutS?: number } = {},
     signal?: AbortSignal,
   ): Promise<ReadFileResult | null> {
+    const timeoutS = window.timeoutS ?? 30;
     const query: Record<string, string> = { path };
     if (window.offset !== undefined) query.offset = String(window.offset);
     if (window.length !== undefined) query.length = String(window.length);
@@ -846,11 +847,18 @@ export class PrimeClient {
         query,
         undefined,
         {},
-        30_000,
+        timeoutS * 1000,
         signal,
       );
     } catch (e) {
       if (e instanceof PrimeApiError && e.transport === "http" && e.httpStatus === 404) return null;
+      if (e instanceof PrimeApiError && e.transport === "timeout" && !signal?.aborted) {
+        // the SDK names the file and the timeout (`read_file`, sandbox.py@66fb4b70)
+        throw new PrimeApiError(`Read file timed out after ${timeoutS}s: ${path}`, {
+          ...errInit(e),
+          cause: e,
+        });
+      }
       throw e;
     }
     const j = (bodyJson(res) ?? {}) as Record<string, unknown>;
