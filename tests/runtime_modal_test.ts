@@ -443,10 +443,18 @@ describe("modal stopConfirmed() decision table", () => {
     writeFileSync(blocker, "x");
     const rt = makeModal({ creates_per_sec: null });
     const live = fake.liveSandboxes();
-    process.env.VF_CACHE_DIR = blocker; // the ledger cannot be written: start fails after create
+    // The pending entry is written before the create; the ledger then becomes unwritable
+    // while the create is answered, so the start fails after the sandbox exists.
+    fake.knobs.createReplyDelayMs = 300;
+    const creates = fake.callsOf("SandboxCreate").length;
+    const starting = rt.start();
+    starting.catch(() => {});
+    await fake.waitForCalls("SandboxCreate", creates + 1);
+    process.env.VF_CACHE_DIR = blocker;
     try {
-      await assert.rejects(rt.start(), (e: unknown) => e instanceof SandboxError);
+      await assert.rejects(starting, (e: unknown) => e instanceof SandboxError);
     } finally {
+      fake.knobs.createReplyDelayMs = 0;
       process.env.VF_CACHE_DIR = saved;
     }
     assert.equal(rt.info.id, null, "no id was published");
@@ -458,6 +466,21 @@ describe("modal stopConfirmed() decision table", () => {
     assert.equal(fake.liveSandboxes(), live);
     await rt.stopConfirmed();
     assert.equal(fake.callsOf("SandboxTerminate").length, n + 1);
+  });
+
+  it("refuses to create a sandbox when the ledger cannot journal it", async () => {
+    const saved = process.env.VF_CACHE_DIR;
+    const blocker = join(env.scratch, "not-a-dir-either");
+    writeFileSync(blocker, "x");
+    const rt = makeModal({ creates_per_sec: null });
+    const creates = fake.callsOf("SandboxCreate").length;
+    process.env.VF_CACHE_DIR = blocker;
+    try {
+      await assert.rejects(rt.start(), (e: unknown) => e instanceof SandboxError);
+    } finally {
+      process.env.VF_CACHE_DIR = saved;
+    }
+    assert.equal(fake.callsOf("SandboxCreate").length, creates, "no create was sent");
   });
 
   it("a restart resets stopped and the confirmed id as soon as the new id is known", async () => {

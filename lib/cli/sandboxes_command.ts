@@ -12,7 +12,15 @@ import { fieldInfo } from "../config/schema_walk.ts";
 import { InputError } from "../errors.ts";
 import type { RuntimePlugin } from "../plugins/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
-import { ledgerDir, type LedgerEntry, listSandboxes, removeSandbox } from "../runtime/ledger.ts";
+import {
+  ledgerDir,
+  type LedgerEntry,
+  listSandboxes,
+  pendingOwnerAlive,
+  removePending,
+  removeSandbox,
+} from "../runtime/ledger.ts";
+import { removeOrphanWorkdirs } from "../runtime/workdirs.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { writeStderr, writeStdout } from "../_runtime/tty.ts";
 import { err, out, paint } from "./output.ts";
@@ -54,7 +62,8 @@ async function listCommand(json: boolean): Promise<number> {
   }
   const rows = [["PROVIDER", "ID", "AGE", "NAME", "RUN"]];
   for (const e of entries) {
-    rows.push([e.provider, e.id, age(e.created_at), e.name ?? "-", e.run ?? "-"]);
+    const id = e.state === "pending" ? "(creating)" : e.id;
+    rows.push([e.provider, id, age(e.created_at), e.name ?? "-", e.run ?? "-"]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   await out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n"));
@@ -62,11 +71,15 @@ async function listCommand(json: boolean): Promise<number> {
   return 0;
 }
 
-/** Confirms the stop of one ledger entry and removes it; throws when it cannot. */
+/**
+ * Confirms the stop of one ledger entry and removes it; throws when it cannot. A pending
+ * entry (a create request with no id known) is reconciled with the provider's listing: every
+ * live sandbox with its name is stopped, then the entry goes. Returns the ids stopped.
+ */
 export async function gcEntry(
   entry: LedgerEntry,
   log?: (m: string) => void,
-): Promise<void> {
+): Promise<string[]> {
   let plugin: RuntimePlugin;
   try {
     plugin = await loadPlugin("runtime", entry.provider);
@@ -76,12 +89,33 @@ export async function gcEntry(
   if (!plugin.stopById) {
     throw new Error(`runtime "${entry.provider}" cannot stop a sandbox by id`);
   }
+  if (entry.state === "pending") {
+    if (!plugin.findPending) {
+      throw new Error(`runtime "${entry.provider}" cannot look sandboxes up by name`);
+    }
+    const ids = await plugin.findPending(entry);
+    for (const id of ids) {
+      await plugin.stopById({ ...entry, id, state: "created" }, { log });
+      removeSandbox(entry.provider, id);
+    }
+    removePending(entry.provider, entry.key!);
+    return ids;
+  }
   await plugin.stopById(entry, { log });
   removeSandbox(entry.provider, entry.id);
+  return [entry.id];
 }
 
 async function gcCommand(): Promise<number> {
-  const entries = listSandboxes();
+  const cleaned = removeOrphanWorkdirs();
+  if (cleaned.length) await err(`removed ${cleaned.length} work dir(s) of crashed runs`);
+  const all = listSandboxes();
+  // a create still in flight in a live process is that process's to finish or record
+  const busy = all.filter(pendingOwnerAlive);
+  const entries = all.filter((e) => !pendingOwnerAlive(e));
+  for (const b of busy) {
+    await err(`skipped ${b.provider} sandbox "${b.name}": pid ${b.pid} is still creating it`);
+  }
   if (entries.length === 0) {
     await err(`no sandboxes in the ledger (${ledgerDir()})`);
     return 0;
@@ -92,8 +126,14 @@ async function gcCommand(): Promise<number> {
     while (next < entries.length) {
       const entry = entries[next++];
       try {
-        await gcEntry(entry);
-        await out(`stopped ${entry.provider} ${entry.id}`);
+        const ids = await gcEntry(entry);
+        if (entry.state === "pending") {
+          await out(
+            ids.length
+              ? `stopped ${entry.provider} ${ids.join(" ")} (created as "${entry.name}")`
+              : `no live ${entry.provider} sandbox named "${entry.name}" (creation never finished)`,
+          );
+        } else await out(`stopped ${entry.provider} ${entry.id}`);
       } catch (e) {
         failed.push({ entry, error: e instanceof Error ? e.message : String(e) });
       }
@@ -101,7 +141,11 @@ async function gcCommand(): Promise<number> {
   };
   await Promise.all(Array.from({ length: Math.min(8, entries.length) }, worker));
   for (const f of failed) {
-    await err(`${paint("not stopped:", "red")} ${f.entry.provider} ${f.entry.id}: ${f.error}`);
+    await err(
+      `${paint("not stopped:", "red")} ${f.entry.provider} ${
+        f.entry.id || `"${f.entry.name}" (pending)`
+      }: ${f.error}`,
+    );
   }
   await err(
     `${entries.length - failed.length} of ${entries.length} sandbox(es) confirmed stopped` +

@@ -248,6 +248,12 @@ export interface RuntimePlugin extends PluginBase<"runtime"> {
    * answer counts); throws otherwise.
    */
   stopById?(entry: LedgerEntry, options?: { log?: (message: string) => void }): Promise<void>;
+  /**
+   * Remote runtimes: the ids of the live sandboxes a pending ledger entry's create request
+   * may have made (looked up by the entry's name and labels in the provider's own listing),
+   * so `vf sandboxes gc` can stop them. An empty list means none is live.
+   */
+  findPending?(entry: LedgerEntry): Promise<string[]>;
 }
 
 /** Any plugin. */

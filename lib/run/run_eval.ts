@@ -48,6 +48,7 @@ import {
   type UnconfirmedSandbox,
 } from "./summary.ts";
 import { TracesWriter } from "./traces_file.ts";
+import { removeOrphanWorkdirs } from "../runtime/workdirs.ts";
 import { MAX_PROMPT_FILE_BYTES, readTextFileBounded } from "../util/read_text.ts";
 
 /** Live counters of a run (see {@link RunEvalOptions.onStats}). */
@@ -117,6 +118,14 @@ function readSystemPrompt(path: string, cwd: string): string {
   });
 }
 
+/** A resume first removes the local work directories its crashed launch left behind. */
+function removeCrashedWorkdirs(config: LoadedConfig["config"]): void {
+  const runtime = config.env.agent.runtime as Record<string, unknown>;
+  const root = typeof runtime.workdir_root === "string" ? runtime.workdir_root : undefined;
+  removeOrphanWorkdirs(root);
+  if (root !== undefined) removeOrphanWorkdirs();
+}
+
 /** The error of a run whose taskset and selection yield no task at all. */
 function emptySelection(config: LoadedConfig["config"]): InputError {
   const n = config.num_tasks;
@@ -179,7 +188,10 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   if (runDir !== null) {
     const outputDir = resolve(options.cwd, config.output_dir);
     prepareRunDir(runDir, outputDir, { clean: config.clean, resume: config.resume });
-    if (config.resume) checkResumeConfig(runDir, config);
+    if (config.resume) {
+      checkResumeConfig(runDir, config);
+      removeCrashedWorkdirs(config);
+    }
   }
   const view = selectTasks(all, config);
 

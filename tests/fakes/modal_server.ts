@@ -101,6 +101,11 @@ export interface ModalFakeKnobs {
   joinEndsWithoutResult: number;
   /** Real-time delay before `SandboxCreate` answers (slow creation). */
   createDelayMs: number;
+  /**
+   * Real-time delay of the `SandboxCreate` answer after the sandbox exists (a client may die
+   * waiting for it; the sandbox runs on, as at Modal). Ends early when the client cancels.
+   */
+  createReplyDelayMs: number;
   /** `TaskExecWait` gives up with DEADLINE_EXCEEDED after this long (a server-side cap). */
   execWaitCapMs: number | null;
   /** The next stdout/stderr stream aborts with UNAVAILABLE after this many bytes (once). */
@@ -253,6 +258,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     failImageTags: new Set(),
     joinEndsWithoutResult: 0,
     createDelayMs: 0,
+    createReplyDelayMs: 0,
     execWaitCapMs: null,
     stdioAbortAfterBytes: null,
     expireRouterJwtOnce: false,
@@ -460,7 +466,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       }
       fail(Code.NOT_FOUND, `Secret '${req.deploymentName}' not found`);
     },
-    SandboxCreate: async (req: M.SandboxCreateRequest) => {
+    SandboxCreate: async (req: M.SandboxCreateRequest, call) => {
       if (!appIds.has(req.appId)) fail(Code.NOT_FOUND, `App ${req.appId} not found`);
       const d = req.definition;
       if (!d) fail(Code.INVALID_ARGUMENT, "definition is required");
@@ -509,6 +515,10 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       };
       sandboxes.set(id, sb);
       byTask.set(sb.taskId, sb);
+      const answerAt = Date.now() + knobs.createReplyDelayMs;
+      while (Date.now() < answerAt && !call.cancelled) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
       return knobs.omitSandboxId ? {} : { sandboxId: id };
     },
     SandboxGetTaskId: (req: M.SandboxGetTaskIdRequest) => {

@@ -210,6 +210,8 @@ export interface PrimeFakeOptions {
   tokenTtlMs?: number;
   /** `read-file` answers 413 above this many bytes (window or file). @default 16 MiB */
   readFileLimit?: number;
+  /** Real-time delay of the create answer; the sandbox exists from the start. @default 0 */
+  createReplyDelayMs?: number;
 }
 
 /** The fake clock: starts at the wall clock, moves only when advanced. */
@@ -489,6 +491,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     tokenTtlMs: options.tokenTtlMs ?? 3_600_000,
     readFileLimit: options.readFileLimit ?? 16 * 1024 * 1024,
     idPrefix: options.idPrefix ?? "fk",
+    createReplyDelayMs: options.createReplyDelayMs ?? 0,
   };
   let clockNow = Date.now();
   const clock: FakeClock = {
@@ -633,6 +636,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     body: Uint8Array,
     res: http.ServerResponse,
     rec: PrimeFakeRequest,
+    query: URLSearchParams = new URLSearchParams(),
   ): void {
     const parseBody = (): Record<string, unknown> | null => {
       try {
@@ -695,6 +699,12 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
         };
         sandboxes.set(sid, sb);
         if (key) idempotency.set(key, sid);
+        if (opts.createReplyDelayMs > 0) {
+          // the sandbox exists at once; only the answer is slow (a client may die waiting)
+          const timer = setTimeout(() => json(res, 200, record(sb)), opts.createReplyDelayMs);
+          res.on("close", () => clearTimeout(timer));
+          return;
+        }
         return json(res, 200, record(sb));
       }
       case "get": {
@@ -705,16 +715,48 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
         return json(res, 200, record(sb));
       }
       case "list": {
-        const list = [...sandboxes.values()].filter((s) =>
+        // GET /api/v1/sandbox: page, per_page, status, labels (repeated: all must be
+        // present), is_active (true = not terminal), team_id; FastAPI-style 422s
+        const intParam = (name: string, fallback: number, max: number): number | null => {
+          const raw = query.get(name);
+          if (raw === null) return fallback;
+          const n = Number(raw);
+          return /^\d+$/.test(raw) && n >= 1 && n <= max ? n : null;
+        };
+        const page = intParam("page", 1, 1_000_000);
+        const perPage = intParam("per_page", 50, 100);
+        const active = query.get("is_active");
+        if (
+          page === null || perPage === null || (active !== null && !/^(true|false)$/.test(active))
+        ) {
+          return json(res, 422, {
+            detail: [{
+              loc: ["query", page === null ? "page" : perPage === null ? "per_page" : "is_active"],
+              msg: "Input should be a valid integer (page >= 1, 1 <= per_page <= 100) or boolean",
+              type: "value_error",
+            }],
+          });
+        }
+        const labels = query.getAll("labels");
+        const status = query.get("status");
+        const team = query.get("team_id");
+        const all = [...sandboxes.values()].filter((s) =>
           !(s.reaped && opts.afterDelete === "404")
         );
-        for (const s of list) refresh(s, false);
+        for (const s of all) refresh(s, false);
+        const list = all.filter((s) =>
+          (active === null || (active === "true") === !TERMINAL.has(s.status)) &&
+          (status === null || s.status === status) &&
+          labels.every((l) => s.labels.includes(l)) &&
+          (team === null || s.createBody.team_id === team)
+        ).sort((a, b) => b.createdAt - a.createdAt);
+        const slice = list.slice((page - 1) * perPage, page * perPage);
         return json(res, 200, {
-          sandboxes: list.map(record),
+          sandboxes: slice.map(record),
           total: list.length,
-          page: 1,
-          perPage: list.length,
-          hasNext: false,
+          page,
+          perPage,
+          hasNext: page * perPage < list.length,
         });
       }
       case "batch": {
@@ -1310,7 +1352,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
       if (headers.authorization !== `Bearer ${opts.apiKey}`) {
         return json(res, 401, { detail: "Invalid API key" });
       }
-      return control(kind, u.pathname, body, res, rec);
+      return control(kind, u.pathname, body, res, rec, u.searchParams);
     }
     if (u.pathname.startsWith("/gw/")) return await gateway(kind, req, u, body, res, rec);
     return json(res, 404, { detail: "Not Found" });

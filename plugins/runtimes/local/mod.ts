@@ -15,6 +15,7 @@ import { spawnProgram } from "../../../lib/_runtime/spawn.ts";
 import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import { defineRuntime } from "../../../lib/plugins/contract.ts";
 import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
+import { ownedWorkdirPrefix } from "../../../lib/runtime/workdirs.ts";
 import type {
   ProgramResult,
   ReadOptions,
@@ -85,7 +86,10 @@ export class LocalRuntime implements Runtime {
     return this.#workdir;
   }
 
-  /** Makes a fresh working directory `vf-<name>-XXXXXX`. */
+  /**
+   * Makes a fresh working directory `vf-<name>-p<pid>-XXXXXX` (`vf-<name>-XXXXXX` with
+   * `keep_workdir`).
+   */
   async start(options: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#started && !this.#stopped) {
       throw new SandboxError("Cannot start the local runtime: it is already started", {
@@ -102,7 +106,11 @@ export class LocalRuntime implements Runtime {
     let dir: string;
     try {
       await mkdir(root, { recursive: true });
-      dir = await realpath(await mkdtemp(join(root, `vf-${safeName(this.#name)}-`)));
+      // a directory removed at stop names its process, so a crashed run's can be found
+      const prefix = this.#config.keep_workdir
+        ? `vf-${safeName(this.#name)}-`
+        : ownedWorkdirPrefix(safeName(this.#name));
+      dir = await realpath(await mkdtemp(join(root, prefix)));
     } catch (e) {
       throw new SandboxError(`local sandbox provisioning failed: ${errorMessage(e)}`, {
         hint: `Check that "${root}" is a writable directory (runtime key workdir_root)`,

@@ -27,7 +27,12 @@ import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import { defineRuntime } from "../../../lib/plugins/contract.ts";
 import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
 import { acquireCreateSlot } from "../../../lib/runtime/create_limiter.ts";
-import { recordSandbox, removeSandbox } from "../../../lib/runtime/ledger.ts";
+import {
+  recordPending,
+  recordSandbox,
+  removePending,
+  removeSandbox,
+} from "../../../lib/runtime/ledger.ts";
 import type { LedgerEntry } from "../../../lib/runtime/ledger.ts";
 import {
   coresToMilliCpu,
@@ -256,6 +261,8 @@ export class ModalRuntime implements Runtime {
   /** The published provider id (kept after teardown). */
   #id: string | null = null;
   #confirmedStopId: string | null = null;
+  /** Key of this start's pending ledger entry while it is the only record of the sandbox. */
+  #pendingKey: string | null = null;
   #stopped = false;
   #router: TaskRouter | null = null;
   #teardown: Promise<void> | null = null;
@@ -338,12 +345,36 @@ export class ModalRuntime implements Runtime {
     );
     await acquireCreateSlot(PROVIDER, { perSecond: cfg.creates_per_sec }, signal);
     if (signal?.aborted) throw signal.reason;
-    const created = await api.unary(
-      "SandboxCreate",
-      M.SandboxCreateRequest,
-      M.SandboxCreateResponse,
-      { appId, definition: sandboxDefinition(cfg, imageId, this.#name) as M.SandboxDefinition },
-    );
+    // A new sandbox is on its way: the last one's confirmed stop says nothing about it, so
+    // a failure from here on leaves teardown to terminate whatever handle this start holds.
+    this.#id = null;
+    this.#confirmedStopId = null;
+    const ledgerConfig = {
+      server_url: api.profile.serverUrl,
+      environment: api.profile.environment,
+      app_name: MODAL_APP_NAME,
+    };
+    // Journaled before the request: a crash before the reply leaves an entry `gc` can
+    // resolve by name (SandboxGetFromName).
+    const pendingKey = recordPending({
+      provider: PROVIDER,
+      name: this.#name,
+      run: this.#run,
+      config: ledgerConfig,
+    });
+    this.#pendingKey = pendingKey;
+    let created: M.SandboxCreateResponse;
+    try {
+      created = await api.unary(
+        "SandboxCreate",
+        M.SandboxCreateRequest,
+        M.SandboxCreateResponse,
+        { appId, definition: sandboxDefinition(cfg, imageId, this.#name) as M.SandboxDefinition },
+      );
+    } catch (e) {
+      if (isRefusal(e)) this.#forgetPending(); // Modal answered: nothing was created
+      throw e;
+    }
     const sandboxId = created.sandboxId;
     if (!sandboxId) throw new SandboxError("modal SandboxCreate returned no sandbox id");
     // Hold the handle before anything else can fail, so teardown can always terminate it.
@@ -354,8 +385,9 @@ export class ModalRuntime implements Runtime {
       created_at: new Date().toISOString(),
       run: this.#run,
       name: this.#name,
-      config: { server_url: api.profile.serverUrl, environment: api.profile.environment },
+      config: ledgerConfig,
     });
+    this.#forgetPending();
     this.#id = sandboxId;
     this.#stopped = false;
     this.#confirmedStopId = null;
@@ -620,6 +652,17 @@ export class ModalRuntime implements Runtime {
     return t.port === 443 ? `https://${t.host}` : `https://${t.host}:${t.port}`;
   }
 
+  /** Drops this start's pending ledger entry (the id entry or a refusal replaced it). */
+  #forgetPending(): void {
+    if (this.#pendingKey === null) return;
+    try {
+      removePending(PROVIDER, this.#pendingKey);
+      this.#pendingKey = null;
+    } catch {
+      // the entry stays; "vf sandboxes gc" resolves it by name
+    }
+  }
+
   #abortInflight(): void {
     for (const c of this.#inflight) c.abort();
   }
@@ -640,6 +683,7 @@ export class ModalRuntime implements Runtime {
       try {
         await this.#api().sandboxTerminate(handle);
         forget(handle);
+        this.#forgetPending();
       } catch (e) {
         this.#log(`modal: terminating sandbox ${handle} failed: ${errorMessage(e)}`);
       } finally {
@@ -690,7 +734,25 @@ export class ModalRuntime implements Runtime {
     this.#handle = null;
     this.#closeRouter();
     forget(handle);
+    this.#forgetPending();
   }
+}
+
+/** gRPC codes by which Modal refuses a create outright (no sandbox was made). */
+const REFUSALS: ReadonlySet<number> = new Set([
+  Status.INVALID_ARGUMENT,
+  Status.NOT_FOUND,
+  Status.ALREADY_EXISTS,
+  Status.PERMISSION_DENIED,
+  Status.RESOURCE_EXHAUSTED,
+  Status.FAILED_PRECONDITION,
+  Status.OUT_OF_RANGE,
+  Status.UNIMPLEMENTED,
+  Status.UNAUTHENTICATED,
+]);
+
+function isRefusal(e: unknown): boolean {
+  return e instanceof GrpcError && REFUSALS.has(e.code);
 }
 
 function forget(id: string): void {
@@ -725,6 +787,42 @@ export async function terminateModalSandbox(
   } catch (e) {
     if (e instanceof GrpcError && e.code === Status.NOT_FOUND) return "gone";
     throw new SandboxError(`modal sandbox ${id} termination failed: ${errorMessage(e)}`, {
+      cause: e,
+    });
+  }
+}
+
+/**
+ * The live sandboxes a pending ledger entry's create may have made (for `vf sandboxes gc`):
+ * `SandboxGetFromName` with the entry's name in its app — Modal names are unique among an
+ * app's running sandboxes — so `[id]`, or `[]` when none runs under that name.
+ */
+export async function findPendingModalSandboxes(entry: LedgerEntry): Promise<string[]> {
+  const cfg = entry.config ?? {};
+  const base = resolveModalProfile();
+  const serverUrl = typeof cfg.server_url === "string" ? cfg.server_url : null;
+  const environment = typeof cfg.environment === "string" ? cfg.environment : null;
+  const profile = {
+    ...base,
+    ...(serverUrl ? { serverUrl } : {}),
+    ...(environment !== null ? { environment } : {}),
+  };
+  if (!entry.name) return [];
+  try {
+    const res = await accountFor(profile).api.unary(
+      "SandboxGetFromName",
+      M.SandboxGetFromNameRequest,
+      M.SandboxGetFromNameResponse,
+      {
+        sandboxName: entry.name,
+        appName: typeof cfg.app_name === "string" ? cfg.app_name : MODAL_APP_NAME,
+        environmentName: profile.environment,
+      },
+    );
+    return res.sandboxId ? [res.sandboxId] : [];
+  } catch (e) {
+    if (e instanceof GrpcError && e.code === Status.NOT_FOUND) return [];
+    throw new SandboxError(`modal lookup of sandbox "${entry.name}" failed: ${errorMessage(e)}`, {
       cause: e,
     });
   }
@@ -787,4 +885,5 @@ export default defineRuntime({
     if (outcome === "gone") options.log?.(`modal sandbox ${entry.id} was already gone`);
     forget(entry.id);
   },
+  findPending: (entry: LedgerEntry) => findPendingModalSandboxes(entry),
 });

@@ -13,6 +13,7 @@ import type { Runtime } from "../../../lib/runtime/runtime.ts";
 import { PrimeClient, type PrimeClientOptions } from "./client.ts";
 import { PrimeRuntimeConfig, resolvePrimeConfig } from "./config.ts";
 import { PrimeApiError } from "./errors.ts";
+import { findPendingPrimeSandboxes } from "./find_pending.ts";
 import { PrimeRuntime } from "./runtime.ts";
 import { loadPrimeSettings } from "./settings.ts";
 
@@ -56,4 +57,5 @@ export default defineRuntime({
     resolvePrimeConfig(config);
   },
   stopById: (entry, options) => stopPrimeSandboxById(entry, options),
+  findPending: (entry) => findPendingPrimeSandboxes(entry),
 });

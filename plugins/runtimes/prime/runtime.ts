@@ -17,7 +17,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import { SandboxError } from "../../../lib/errors.ts";
 import { acquireCreateSlot } from "../../../lib/runtime/create_limiter.ts";
-import { recordSandbox, removeSandbox } from "../../../lib/runtime/ledger.ts";
+import {
+  recordPending,
+  recordSandbox,
+  removePending,
+  removeSandbox,
+} from "../../../lib/runtime/ledger.ts";
 import type {
   ProgramResult,
   ReadOptions,
@@ -134,6 +139,12 @@ function hintFor(e: unknown): string | undefined {
   return undefined;
 }
 
+/** True when Prime refused a create outright (a 4xx answer other than 408/429): none was made. */
+function isCreateRefusal(e: unknown): boolean {
+  return e instanceof PrimeApiError && e.transport === "http" && e.httpStatus !== null &&
+    e.httpStatus >= 400 && e.httpStatus < 500 && e.httpStatus !== 408 && e.httpStatus !== 429;
+}
+
 /** A {@link Runtime} backed by one Prime sandbox. */
 export class PrimeRuntime implements Runtime {
   readonly isLocal = false;
@@ -223,8 +234,28 @@ export class PrimeRuntime implements Runtime {
       }
       const client = new PrimeClient(settings, this.#options.client);
       this.#client = client;
+      // A new sandbox is on its way: the last one's confirmed stop says nothing about it, so
+      // a failure before the new id is known leaves teardown to release this client.
+      this.#id = null;
+      this.#confirmedStopId = null;
       await acquireCreateSlot(PRIME_PROVIDER, { perMinute: this.#config.creates_per_min }, signal);
-      const rec = await client.createSandbox(createRequestBody(this.#config, this.#name));
+      const body = createRequestBody(this.#config, this.#name);
+      // Journaled before the request: a crash before the reply leaves an entry `gc` can
+      // resolve by name in Prime's sandbox listing.
+      const pendingKey = recordPending({
+        provider: PRIME_PROVIDER,
+        name: this.#name,
+        run: this.#options.run ?? null,
+        labels: body.labels as string[],
+        config: { base_url: settings.baseUrl },
+      });
+      let rec: Awaited<ReturnType<PrimeClient["createSandbox"]>>;
+      try {
+        rec = await client.createSandbox(body);
+      } catch (e) {
+        if (isCreateRefusal(e)) removePending(PRIME_PROVIDER, pendingKey);
+        throw e;
+      }
       this.#id = rec.id;
       this.#stopped = false;
       this.#confirmedStopId = null;
@@ -238,7 +269,9 @@ export class PrimeRuntime implements Runtime {
         run: this.#options.run ?? null,
         name: this.#name,
         config: { base_url: settings.baseUrl },
+        labels: body.labels as string[],
       });
+      removePending(PRIME_PROVIDER, pendingKey);
       if (rec.pendingImageBuildId) {
         this.#options.log?.(
           `prime sandbox ${rec.id}: image "${this.#config.image}" is built on first use; this can take about 10 minutes`,
