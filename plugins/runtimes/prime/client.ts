@@ -179,7 +179,7 @@ function detailOf(res: HttpResponse): string {
   return bodyText(res).slice(0, 500);
 }
 
-/** The error for a non-2xx control-plane response (reference §2.8 wording). */
+/** The error for a non-2xx control-plane response (wording of `APIClient.request`, core/client.py@66fb4b70). */
 function controlError(res: HttpResponse, method: string, path: string): PrimeApiError {
   const detail = detailOf(res);
   const label = res.status === 401
