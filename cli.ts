@@ -7,16 +7,18 @@
  */
 import { getArgs } from "./lib/_runtime/args.ts";
 import { exit } from "./lib/_runtime/exit.ts";
-import { formatError, VerifiersError } from "./lib/errors.ts";
+import { formatError, InputError, VerifiersError } from "./lib/errors.ts";
 import { asOutputError } from "./lib/util/fs_errors.ts";
 import { disableColor, err, flushOutput, out, paint } from "./lib/cli/output.ts";
 import { VERSION } from "./lib/version.ts";
+import { asksForHelp, commandHelp, GROUPS } from "./lib/cli/usage.ts";
+import { closest } from "./lib/config/suggest.ts";
 
 const USAGE = `vf ${VERSION} — run LLM evaluations and RL environments
 
 Usage:
   vf eval [<taskset>] [@ config.toml ...] [--dotted.flags ...]
-  vf validate-config [<taskset>] [@ config.toml ...] [flags]   (= vf eval --dry-run)
+  vf validate-config [<taskset>] [@ config.toml ...] [flags]   (check only: no model, no files)
   vf plugins list
   vf plugins show <kind> <id-or-specifier>
   vf sandboxes list [--json] | vf sandboxes gc
@@ -24,6 +26,7 @@ Usage:
   vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]   (scaffold a plugin package)
   vf bridge prime-eval <target> [args...]   (for \`prime eval\`: a v1 config or a taskset id)
   vf --version | --help
+  vf <command> --help   (each command's usage and examples; a group alone lists its subcommands)
 
 Examples:
   vf eval @ examples/quickstart.toml --model oracle
@@ -37,6 +40,20 @@ Exit codes: 0 ok, 1 internal error, 2 bad input, 3 too many errored episodes
 (--fail-on-error), 130 stopped by a signal. vf eval --resume <run-dir> continues a run.
 Logs and progress go to stderr, data to stdout. NO_COLOR or --no-color turn colours off.`;
 
+/**
+ * The help a command line asks for, or null: a group alone or with `--help`, and
+ * `--help`/`-h` on any command but `vf eval` (which narrows its help to the plugins named).
+ * The bridge's own help is asked before its target; after it, the target's help is meant.
+ */
+function helpFor(command: string | undefined, rest: string[]): string | null {
+  if (command === undefined || command === "eval") return null;
+  if (command in GROUPS && rest.length === 0) return commandHelp([command]);
+  const own = command === "bridge" ? rest.slice(0, 2) : rest;
+  return asksForHelp(own)
+    ? commandHelp([command, ...rest.filter((a) => !a.startsWith("-"))])
+    : null;
+}
+
 /** Runs one command and returns its exit code. */
 export async function main(argv: string[]): Promise<number> {
   const args = argv.filter((a) => {
@@ -47,6 +64,21 @@ export async function main(argv: string[]): Promise<number> {
     return true;
   });
   const [command, ...rest] = args;
+  const help = helpFor(command, rest);
+  if (help !== null) {
+    await out(help);
+    return 0;
+  }
+  if (command in GROUPS && !(rest[0] in GROUPS[command])) {
+    const subs = Object.keys(GROUPS[command]);
+    const guess = closest(rest[0], subs);
+    throw new InputError(
+      "usage",
+      `Cannot run \`vf ${command}\`: unknown subcommand "${rest[0]}"` +
+        (guess ? ` (did you mean "${guess}"?)` : ""),
+      { hint: `subcommands: ${subs.join(", ")} (vf ${command} --help)` },
+    );
+  }
   switch (command) {
     case undefined:
     case "help":
@@ -64,8 +96,8 @@ export async function main(argv: string[]): Promise<number> {
       return await evalCommand(rest);
     }
     case "validate-config": {
-      const { evalCommand } = await import("./lib/cli/eval_command.ts");
-      return await evalCommand([...rest, "--dry-run"]);
+      const { validateConfigCommand } = await import("./lib/cli/eval_command.ts");
+      return await validateConfigCommand(rest);
     }
     case "plugins": {
       const { pluginsCommand } = await import("./lib/cli/plugins_command.ts");

@@ -118,6 +118,15 @@ export class SandboxError extends RolloutError {
   }
 }
 
+/**
+ * A runtime's provider credentials are missing: a sandbox error inside a run (each
+ * rollout records it), and bad input (exit 2) when it ends a command such as
+ * `vf sandbox exec`.
+ */
+export class MissingCredentialsError extends SandboxError {
+  override readonly exitCode = 2;
+}
+
 /** A task hook (setup, finalize, scoring, judge) failed. */
 export class TaskError extends RolloutError {
   constructor(message: string, options: VerifiersErrorOptions = {}) {

@@ -31,14 +31,15 @@ export function cliArgv(args: string[]): string[] {
 export function runProcess(
   cmd: string,
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number; input?: string },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       cwd: options.cwd,
       env: { ...process.env, NO_COLOR: "1", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
+    child.stdin.end(options.input ?? "");
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => stdout += d);
@@ -55,7 +56,7 @@ export function runProcess(
 /** Runs `vf <args>` and collects its output. */
 export function runCli(
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; input?: string } = {},
 ): Promise<CliResult> {
   const [cmd, ...rest] = cliArgv(args);
   return runProcess(cmd, rest, { ...options, timeoutMs: options.timeoutMs ?? 60_000 });

@@ -1,6 +1,6 @@
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InputError } from "../lib/errors.ts";
@@ -161,13 +161,60 @@ describe("vf bridge prime-eval argument translation", () => {
       "5",
       "--whatever",
     ]);
-    assert.deepEqual(primeEvalArgv("reverse-text", ["-m", "m", "-b", "http://x"], dir), [
-      "reverse-text",
+  });
+
+  it("gives Prime's injected options Prime's meaning on a non-v1 target too", () => {
+    const injected = [
       "-m",
       "m",
       "-b",
-      "http://x",
+      "http://x/v1",
+      "-k",
+      "PRIME_API_KEY",
+      "--header",
+      "X-PI-Job-Id: job-1",
+      "--header=X-Prime-Team-ID: team",
+      "-s",
+      "--save-results",
+      "--disable-tui",
+      "--provider",
+      "prime",
+      "--skip-upload",
+      "--env-dir-path",
+      "./environments",
+      "-n",
+      "2",
+      "--env.agent.max-turns",
+      "3",
+    ];
+    assert.deepEqual(primeEvalArgv("reverse-text", injected, dir), [
+      "reverse-text",
+      "-m",
+      "m",
+      "--client.base-url",
+      "http://x/v1",
+      "--client.api-key-var",
+      "PRIME_API_KEY",
+      "--no-push",
+      "-n",
+      "2",
+      "--env.agent.max-turns",
+      "3",
+      "--client.headers",
+      JSON.stringify({ "X-PI-Job-Id": "job-1", "X-Prime-Team-ID": "team" }),
     ]);
+    assert.match(
+      inputError(() => primeEvalArgv("echo", ["--provider", "openai"], dir)).message,
+      /--provider openai needs a base URL/,
+    );
+    assert.match(
+      inputError(() => primeEvalArgv("echo", ["--header", "no colon"], dir)).message,
+      /is not "Name: value"/,
+    );
+    assert.match(
+      inputError(() => primeEvalArgv("echo", ["-e", "./endpoints.py"], dir)).message,
+      /unsupported prime eval bridge argument: -e/,
+    );
   });
 });
 
@@ -231,6 +278,42 @@ describe("vf bridge prime-eval through the CLI", () => {
       );
       assert.equal(ok.code, 0, ok.stderr);
       assert.equal(readdirSync(join(dir, "plain")).length, 1);
+      // Prime's -s is --save-results, never vf's shuffle; -b/-k reach the client config
+      const saved = await runCli(
+        ["bridge", "prime-eval", "echo", "-m", "oracle", "-s", "-n", "1", "-o", "saved"],
+        { cwd: dir, env: { VF_CACHE_DIR: join(dir, "cache") } },
+      );
+      assert.equal(saved.code, 0, saved.stderr);
+      const [run] = readdirSync(join(dir, "saved"));
+      const config = JSON.parse(
+        readFileSync(join(dir, "saved", run, "configs", "eval.json"), "utf8"),
+      );
+      assert.equal(config.shuffle, false);
+      const dry = await runCli(
+        [
+          "bridge",
+          "prime-eval",
+          "echo",
+          "-m",
+          "m",
+          "-b",
+          "http://127.0.0.1:9/v1",
+          "-k",
+          "PRIME_API_KEY",
+          "--skip-upload",
+          "--dry-run",
+          "-o",
+          "dry",
+        ],
+        { cwd: dir, env: { VF_CACHE_DIR: join(dir, "cache") } },
+      );
+      assert.equal(dry.code, 0, dry.stderr);
+      const [dryRun] = readdirSync(join(dir, "dry"));
+      const dryConfig = JSON.parse(
+        readFileSync(join(dir, "dry", dryRun, "configs", "eval.json"), "utf8"),
+      );
+      assert.equal(dryConfig.client.base_url, "http://127.0.0.1:9/v1");
+      assert.equal(dryConfig.client.api_key_var, "PRIME_API_KEY");
       const push = await runCli(["bridge", "prime-eval", "echo", "-m", "oracle", "--push"], {
         cwd: dir,
         env: { VF_CACHE_DIR: join(dir, "cache") },

@@ -182,7 +182,7 @@ describe("end to end with a scripted model", () => {
     assert.ok(t.rewards.lcs !== undefined && t.rewards.lcs !== null);
   });
 
-  it("turns a provider 500 into a ProviderError with status 500, and the run exits 0", async () => {
+  it("turns a provider 500 into a ProviderError with status 500; all errored exits 3", async () => {
     script = () => ({ status: 500, error: "upstream exploded" });
     const { episodes } = await evalInProcess([
       "echo",
@@ -219,8 +219,12 @@ describe("end to end with a scripted model", () => {
       ],
       { env: { VF_TEST_KEY: "sk-e2e-secret" } },
     );
-    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.code, 3, r.stderr);
     assert.match(r.stdout, /errors\s+1\.00 {2}\(ProviderError 2\)/);
+    assert.match(
+      r.stderr,
+      /ProviderError ×2 \[HTTP 500\]: provider returned HTTP 500: upstream exploded/,
+    );
     assert.equal(r.stderr.includes("sk-e2e-secret") || r.stdout.includes("sk-e2e-secret"), false);
   });
 

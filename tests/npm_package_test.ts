@@ -11,16 +11,23 @@ import { VERSION } from "../lib/version.ts";
 const ROOT = join(import.meta.dirname!, "..");
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8"));
-const lockEntries = Object.entries(lock.packages as Record<string, Record<string, unknown>>)
+/** One installed package as package-lock.json records it. */
+interface LockEntry {
+  name: string;
+  version?: string;
+  engines?: { node?: string };
+  hasInstallScript?: boolean;
+}
+const lockEntries: LockEntry[] = Object.entries(lock.packages as Record<string, LockEntry>)
   .filter(([path]) => path.startsWith("node_modules/"))
-  .map(([path, entry]) => ({ name: path.replace(/^.*node_modules\//, ""), ...entry }));
+  .map(([path, entry]) => ({ ...entry, name: path.replace(/^.*node_modules\//, "") }));
 /** The lowest Node version the README promises. */
 const NODE_FLOOR = "20.0.0";
 
 describe("npm install", () => {
   it("installs nothing whose engines exclude the supported Node floor or this Node", () => {
     for (const e of lockEntries) {
-      const range = (e.engines as { node?: string } | undefined)?.node;
+      const range = e.engines?.node;
       if (!range) continue;
       assert.ok(satisfies(NODE_FLOOR, range), `${e.name}@${e.version} requires node ${range}`);
       assert.ok(

@@ -177,6 +177,9 @@ describe("run summary", () => {
         scoring: 0,
       },
       errors_by_type: { ProviderError: 4 },
+      error_examples: {
+        ProviderError: { message: "provider returned HTTP 429: slow down", status_code: 429 },
+      },
       wall_time_s: 3,
       unconfirmed_sandboxes: [{ type: "prime", id: "sb-1", error: "HTTP 500" }],
       fail_on_error: { threshold: 0.3, exceeded: true },

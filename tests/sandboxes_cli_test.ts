@@ -77,7 +77,7 @@ describe("vf sandboxes list", () => {
   it("rejects unknown subcommands with exit code 2", async () => {
     const r = await runCli(["sandboxes", "purge"], { env: env() });
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /vf sandboxes list/);
+    assert.match(r.stderr, /unknown subcommand "purge"\nhint: subcommands: list, gc/);
   });
 });
 

@@ -10,7 +10,8 @@
  * `--header`, `--header-from-state`, `--env-dir-path`, also as `--x=v`) and so are the
  * switches `--save-results/-s` and `--disable-tui`; `--model/-m` and `--output-dir/-o`
  * are kept in long form, `--dry-run`, `--verbose` and `--no-push` kept, `--skip-upload`
- * becomes `--no-push` (once). Anything else fails closed (exit 2).
+ * becomes `--no-push` (once). Anything else fails closed (exit 2). On any other target
+ * Prime's options keep Prime's meaning (see {@link translateTargetArgs}).
  *
  * @module
  */
@@ -129,12 +130,93 @@ export function translateV1Args(args: readonly string[]): string[] {
   return out;
 }
 
+/** Prime's own options on a non-v1 target, as the `vf eval` config paths they mean. */
+const PRIME_TO_CLIENT: Record<string, string> = {
+  "--api-base-url": "--client.base-url",
+  "-b": "--client.base-url",
+  "--api-key-var": "--client.api-key-var",
+  "-k": "--client.api-key-var",
+};
+
+/**
+ * Translates the host's arguments for a non-v1 target (a taskset id): Prime's options keep
+ * Prime's meaning — `-b/--api-base-url` is `--client.base-url`, `-k/--api-key-var` is
+ * `--client.api-key-var`, each `--header "K: V"` adds a client header, `-s/--save-results`
+ * and `--disable-tui` are dropped (a run always saves), `--skip-upload` is `--no-push`,
+ * `--env-dir-path` is dropped with its value, `--provider/-p` is accepted only beside a base
+ * URL (which it would otherwise choose) — and every other argument is `vf eval`'s.
+ * Throws InputError.
+ */
+export function translateTargetArgs(args: readonly string[]): string[] {
+  const out: string[] = [];
+  const headers: Record<string, string> = {};
+  let baseUrl = false;
+  let provider: string | null = null;
+  let noPush = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const eq = arg.startsWith("-") ? arg.indexOf("=") : -1;
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    const takeValue = (): string => {
+      if (eq > 0) return arg.slice(eq + 1);
+      const next = args[i + 1];
+      if (next === undefined || looksLikeOption(next)) {
+        throw new InputError(
+          "bridge_argument_missing_value",
+          `prime eval bridge argument ${arg} needs a value`,
+          { hint: `e.g. ${name} <value> or ${name}=<value>` },
+        );
+      }
+      i++;
+      return next;
+    };
+    if (name in PRIME_TO_CLIENT) {
+      if (PRIME_TO_CLIENT[name] === "--client.base-url") baseUrl = true;
+      out.push(PRIME_TO_CLIENT[name], takeValue());
+    } else if (name === "--header") {
+      const header = takeValue();
+      const colon = header.indexOf(":");
+      if (colon <= 0) {
+        throw new InputError("bridge_header_invalid", `--header "${header}" is not "Name: value"`, {
+          hint: 'e.g. --header "X-Team: acme"',
+        });
+      }
+      headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim();
+    } else if (name === "--provider" || name === "-p") {
+      provider = takeValue();
+    } else if (name === "--env-dir-path") {
+      takeValue();
+    } else if (DROPPED_SWITCHES.has(arg)) {
+      continue;
+    } else if (arg === "--skip-upload" || arg === "--no-push") {
+      if (!noPush) out.push("--no-push");
+      noPush = true;
+    } else if (name === "--header-from-state" || name === "--endpoints-path" || name === "-e") {
+      throw new InputError(
+        "bridge_argument_unsupported",
+        `unsupported prime eval bridge argument: ${name}`,
+        { hint: "give the endpoint with -b <base-url> and -k <api-key-var>" },
+      );
+    } else out.push(arg);
+  }
+  if (provider !== null && !baseUrl) {
+    throw new InputError(
+      "bridge_provider_without_url",
+      `--provider ${provider} needs a base URL: verifiers-ts has no provider table`,
+      { hint: "pass the provider's endpoint with -b/--api-base-url <url>" },
+    );
+  }
+  if (Object.keys(headers).length) out.push("--client.headers", JSON.stringify(headers));
+  return out;
+}
+
 /**
  * The `vf eval` arguments for `vf bridge prime-eval <target> [args...]`: a v1 config
- * becomes `@ <abs path>` plus the translated arguments, any other target passes through.
+ * becomes `@ <abs path>` plus the translated arguments; any other target is `vf eval`'s
+ * taskset, with Prime's options translated by {@link translateTargetArgs}.
  */
 export function primeEvalArgv(target: string, args: readonly string[], cwd: string): string[] {
-  if (!isV1Config(target, cwd)) return [target, ...args];
+  if (!isV1Config(target, cwd)) return [target, ...translateTargetArgs(args)];
   const abs = isAbsolute(target) ? target : resolve(cwd, target);
   return ["@", abs, ...translateV1Args(args)];
 }

@@ -8,9 +8,58 @@ import process from "node:process";
 import type { z } from "zod";
 import { describeFields, type FieldHelp, renderFields } from "../config/help.ts";
 import { type LoadedConfig, loadEvalConfig } from "../config/load_config.ts";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { tokenizeArgv } from "../config/argv.ts";
+import { InputError } from "../errors.ts";
 import { writeEvalJson } from "../run/config_dump.ts";
 import { resolveRunDir } from "../run/naming.ts";
-import { err, out } from "./output.ts";
+import { getEnv } from "../_runtime/env.ts";
+import type { EvalConfig } from "../config/eval_config.ts";
+import { err, out, paint } from "./output.ts";
+import { ALL_ERRORED_EXIT, everyEpisodeErrored, readRunSummary, runReport } from "./run_report.ts";
+
+const RESUME_USAGE =
+  "resume with `vf eval --resume <run-dir>` (or `vf eval @ <run-dir>/configs/eval.json --resume`)";
+
+function resumeNeedsFolder(): InputError {
+  return new InputError("resume_needs_run", "Cannot resume: --resume needs a run folder", {
+    hint: `${RESUME_USAGE}; run folders are under the output dir (outputs/ by default)`,
+  });
+}
+
+/**
+ * Stops at the first cause, before the config is loaded: a config file given without `@`,
+ * a bare `--resume` with no config file and no run name, or `--resume <dir>` where no run
+ * was saved.
+ */
+function checkFirstCause(argv: string[], cwd: string): void {
+  const parsed = tokenizeArgv(argv);
+  if (parsed.help) return;
+  const first = parsed.positional[0];
+  if (first !== undefined && /\.(toml|json)$/i.test(first) && existsSync(resolve(cwd, first))) {
+    throw new InputError("config_file_without_at", `"${first}" is a config file, not a taskset`, {
+      hint: `put @ before a config file: vf eval @ ${first} ...`,
+    });
+  }
+  const resume = parsed.flags.find((f) => f.text === "--resume" || f.text.startsWith("--resume="));
+  if (!resume) return;
+  if (parsed.resumeDir !== undefined) {
+    const dir = resolve(cwd, parsed.resumeDir);
+    if (!existsSync(join(dir, "configs", "eval.json"))) {
+      throw new InputError(
+        "resume_no_run",
+        `Cannot resume ${dir}: ${
+          existsSync(dir) ? "it holds no configs/eval.json" : "no such folder"
+        }`,
+        { hint: RESUME_USAGE },
+      );
+    }
+    return;
+  }
+  const named = parsed.flags.some((f) => /^--run[.-](name|dir)\b/.test(f.text));
+  if (parsed.files.length === 0 && !named) throw resumeNeedsFolder();
+}
 
 function section(title: string, rows: FieldHelp[]): string {
   return rows.length ? `${title}\n${renderFields(rows)}\n` : "";
@@ -47,36 +96,129 @@ export function evalHelp(loaded: LoadedConfig): string {
     section("Agent", agentRows),
     section("Env", envRows),
   ];
+  parts.push(
+    "Examples:\n  vf eval @ examples/quickstart.toml --model oracle\n" +
+      "  vf eval reverse-text -m gpt-4.1-mini -n 20 -r 3 --sampling.temperature 0.7\n" +
+      "  vf eval --resume outputs/<run>      (run what an earlier launch still owes)\n",
+  );
   if (judges.length) {
     parts.push(`Judges: ${judges.map((j) => `"${j.id}" — ${j.description}`).join("; ")}\n`);
   }
   return parts.join("\n");
 }
 
+/**
+ * Runs `vf validate-config`: loads and validates the config as `vf eval` would, without
+ * requiring a model and without writing anything. Exit 0 (valid) or a thrown input error.
+ */
+export async function validateConfigCommand(argv: string[]): Promise<number> {
+  const loaded = await loadEvalConfig(argv.filter((a) => a !== "--dry-run"), {
+    cwd: process.cwd(),
+    validateOnly: true,
+  });
+  if (loaded.help) {
+    await out(evalHelp(loaded));
+    return 0;
+  }
+  const { config } = loaded;
+  const judges = config.env.taskset.task.judges.map((j) => j.id);
+  await out(
+    `config valid: taskset ${config.env.taskset.id} · harness ${config.env.agent.harness.id} · ` +
+      `runtime ${config.env.agent.runtime.type}` +
+      (judges.length ? ` · judges ${judges.join(", ")}` : "") +
+      ` · model ${config.model ?? "(none given)"}`,
+  );
+  return 0;
+}
+
 /** Runs `vf eval` with the arguments after `eval`; returns the exit code. */
 export async function evalCommand(argv: string[]): Promise<number> {
   const cwd = process.cwd();
+  checkFirstCause(argv, cwd);
   const loaded = await loadEvalConfig(argv, { cwd });
   if (loaded.help) {
     await out(evalHelp(loaded));
     return 0;
   }
   const config = loaded.config;
+  const named = config.run.name != null || config.run.dir != null;
   const runDir = loaded.resumeDir ?? resolveRunDir(config, cwd);
+  if (config.resume && !loaded.resumeDir) {
+    if (!named) throw resumeNeedsFolder();
+    if (!existsSync(join(runDir, "configs", "eval.json"))) {
+      throw new InputError("resume_no_run", `Cannot resume: there is no run in ${runDir}`, {
+        hint: `${RESUME_USAGE}; \`ls ${config.output_dir}\` lists the runs there`,
+      });
+    }
+  }
   if (config.dry_run) {
     const path = writeEvalJson(runDir, config);
     await err(`config valid; wrote ${path}`);
     await out(path);
     return 0;
   }
+  const keyWarning = checkApiKey(config);
+  if (keyWarning) await err(`${paint("warning:", "yellow")} ${keyWarning}`);
   const { runEvalFromCli } = await import("./eval_run.ts");
   const lines: Promise<void>[] = [];
-  const code = await runEvalFromCli(loaded, {
+  let code = await runEvalFromCli(loaded, {
     runDir,
     cwd,
     err: (line) => void lines.push(err(line)),
     out: (line) => void lines.push(out(line)),
   });
   await Promise.all(lines);
+  const summary = readRunSummary(runDir);
+  if (!summary) return code;
+  if (code === 0 && config.fail_on_error === null && everyEpisodeErrored(summary)) {
+    code = ALL_ERRORED_EXIT;
+  }
+  if (config.display === "none") return code;
+  const report = runReport(summary, runDir, cwd);
+  if (code === ALL_ERRORED_EXIT && config.fail_on_error === null) {
+    report.unshift(
+      `${paint("error:", "red")} every episode errored (exit ${ALL_ERRORED_EXIT}; ` +
+        "--fail-on-error <count> sets another limit)",
+    );
+  }
+  if (report.length) await err(report.join("\n"));
   return code;
+}
+
+/** Hosts known to refuse a call without an API key. */
+const KEYED_HOSTS = new Set([
+  "api.openai.com",
+  "api.anthropic.com",
+  "openrouter.ai",
+  "api.pinference.ai",
+  "api.together.xyz",
+  "api.groq.com",
+  "api.deepseek.com",
+  "api.mistral.ai",
+  "api.fireworks.ai",
+  "generativelanguage.googleapis.com",
+]);
+
+/**
+ * Before the first model call: a missing API key is an input error when the endpoint is
+ * known to need one, else a warning (returned; a local server may need none).
+ */
+export function checkApiKey(config: EvalConfig): string | null {
+  if (config.model === "oracle") return null;
+  const name = config.client.api_key_var;
+  if (!name || getEnv(name)) return null;
+  let host = "";
+  try {
+    host = new URL(config.client.base_url ?? "").hostname;
+  } catch {
+    return null; // the provider client reports a bad URL itself
+  }
+  const hint = `export ${name}=<your key>, or name the variable that holds it with ` +
+    "--client.api-key-var <NAME>";
+  if (KEYED_HOSTS.has(host)) {
+    throw new InputError("api_key_missing", `${name} is not set, and ${host} needs an API key`, {
+      hint,
+    });
+  }
+  return `${name} is not set: calls to ${host} go without an API key (${hint})`;
 }

@@ -10,7 +10,7 @@ import { exit as exitProcess } from "../_runtime/exit.ts";
 import { getEnv } from "../_runtime/env.ts";
 import { stderrIsTerminal, writeStderr } from "../_runtime/tty.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
-import { createDisplay, isCiValue, resolveDisplayMode } from "../run/display.ts";
+import { createDisplay, isCiValue, type LiveDisplay, resolveDisplayMode } from "../run/display.ts";
 import { runEval, type RunEvalOptions, type RunResult } from "../run/run_eval.ts";
 import { onStopSignals } from "../run/signals.ts";
 import { renderSummary } from "../run/summary.ts";
@@ -58,12 +58,14 @@ export async function runEvalFromCli(
   }
   const exitNow = options.exitNow ?? exitProcess;
   let signalled = false;
+  let live: LiveDisplay | null = null; // notices go through it, or its next frame erases them
   const uninstall = onStopSignals((sig, n) => {
     signalled = true;
     if (n === 1) {
-      err(
-        `${sig}: stopping — cancelling rollouts in flight and saving (${sig} again to exit at once)`,
-      );
+      const notice =
+        `${sig}: stopping — cancelling rollouts in flight and saving (${sig} again to exit at once)`;
+      if (live) live.log(notice);
+      else err(notice);
       ctrl.abort(new Error(`interrupted by ${sig}`));
     } else exitNow(130);
   });
@@ -74,7 +76,7 @@ export async function runEvalFromCli(
       signal: ctrl.signal,
       display: options.display ??
         (mode === "json" || mode === "none" ? undefined : (init) =>
-          createDisplay(mode, {
+          live = createDisplay(mode, {
             header: init.header,
             snapshot: init.snapshot,
             write: writeErr,

@@ -13,6 +13,7 @@ import { PLUGIN_KINDS, type PluginKind } from "../plugins/contract.ts";
 import { normalizeId } from "../plugins/specifier.ts";
 import { initFiles, type InitParams } from "./init_templates.ts";
 import { err, out } from "./output.ts";
+import { commandHelp } from "./usage.ts";
 
 const USAGE = "vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]";
 const NPM_NAME = /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
@@ -66,10 +67,7 @@ export async function initCommand(argv: string[]): Promise<number> {
       dirArg = a === "--dir" ? argv[++i] : a.slice("--dir=".length);
       if (!dirArg) throw usage("Cannot run `vf init`: --dir needs a directory");
     } else if (a === "--help" || a === "-h") {
-      await out(
-        `Usage: ${USAGE}\nScaffolds a plugin package: package.json, deno.json, mod.ts, ` +
-          `mod_test.ts, README.md (see docs/plugins.md).`,
-      );
+      await out(commandHelp(["init"])!);
       return 0;
     } else if (a.startsWith("-")) {
       throw usage(`Cannot run \`vf init\`: unknown flag ${a}`);

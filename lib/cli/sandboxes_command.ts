@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import process from "node:process";
 import { fieldInfo } from "../config/schema_walk.ts";
 import { InputError } from "../errors.ts";
+import { concatBytes } from "../util/bytes.ts";
 import type { RuntimePlugin } from "../plugins/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
 import {
@@ -35,9 +36,13 @@ export async function sandboxesCommand(argv: string[]): Promise<number> {
     return await listCommand(rest[0] === "--json");
   }
   if (sub === "gc" && rest.length === 0) return await gcCommand();
-  throw new InputError("usage", `Cannot run \`vf sandboxes ${argv.join(" ")}\``, {
-    hint: SANDBOXES_USAGE,
-  });
+  throw new InputError(
+    "usage",
+    `Cannot run \`vf sandboxes ${sub}\`: unexpected argument "${
+      rest.find((a) => a !== "--json" || sub !== "list")
+    }"`,
+    { hint: SANDBOXES_USAGE },
+  );
 }
 
 function age(createdAt: string): string {
@@ -248,6 +253,16 @@ function typeSettings(
   return out;
 }
 
+/** What was piped into `vf sandbox exec` (none from a terminal), for the command's stdin. */
+async function pipedStdin(): Promise<Uint8Array | null> {
+  if ((process.stdin as { isTTY?: boolean }).isTTY) return null;
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of process.stdin) {
+    chunks.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
+  }
+  return chunks.length ? concatBytes(chunks) : null;
+}
+
 /** Runs `vf sandbox ...`; returns the exit code (the command's own exit code on success). */
 export async function sandboxCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -280,7 +295,8 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     await err(`starting a ${plugin.id} sandbox...`);
     await runtime.start({ signal: ctrl.signal });
     if (runtime.info.id) await err(`sandbox ${runtime.info.id} is ready`);
-    const r = await runtime.run(args.command, { signal: ctrl.signal });
+    const stdin = await pipedStdin();
+    const r = await runtime.run(args.command, { signal: ctrl.signal, ...(stdin ? { stdin } : {}) });
     writeStdout(r.stdout);
     writeStderr(r.stderr);
     code = ctrl.signal.aborted ? 130 : r.exitCode;

@@ -37,7 +37,7 @@ import {
   setPath,
 } from "./merge.ts";
 import { childSchema, fieldInfo, listLeaves, objectShape } from "./schema_walk.ts";
-import { closest } from "./suggest.ts";
+import { closest, editDistance } from "./suggest.ts";
 
 /** The plugins a config resolved to. */
 export interface ResolvedPlugins {
@@ -65,6 +65,8 @@ export interface LoadEvalConfigOptions {
   cwd?: string;
   /** Extra config layer merged under the files (e.g. from a host bridge). */
   base?: Json;
+  /** Checking only (`vf validate-config`): no model is required and `vf.lock` is not written. */
+  validateOnly?: boolean;
 }
 
 const ID_PATHS: Record<string, string> = {
@@ -209,12 +211,23 @@ function coerceFlag(
       }
       if (info.kind === "object") {
         const known = listLeaves(root).map((l) => flagName(l.path));
-        const guess = closest(flagName([...roughPath(typed)]), known);
+        const typedName = flagName([...roughPath(typed)]);
+        let guess = closest(typedName, known);
+        // a typo is judged on the flag's last part, not the whole path it shares
+        const leaf = typed[typed.length - 1] ?? "";
+        if (guess && editDistance(typedName, guess) > Math.max(2, Math.floor(leaf.length / 3))) {
+          guess = null;
+        }
         problems.push(
           `unknown flag ${flag.text}` + (guess ? ` (did you mean ${guess}?)` : "") +
             (!guess && path.length
               ? `; ${flagName(path)} has: ${listGroupLeaves(schema, path)}`
               : ""),
+        );
+      } else if ((info.kind === "tuple" || info.kind === "array") && /^\d+$/.test(seg)) {
+        problems.push(
+          `${flag.text}: ${flagName(path)} has no entry ${seg} in the config files; a flag sets ` +
+            `a field of an entry they define (give the whole list as JSON to add one)`,
         );
       } else {
         problems.push(`${flag.text}: ${flagName(path)} is not a group (it is a ${info.kind})`);
@@ -598,6 +611,13 @@ export async function loadEvalConfig(
       value = [...existing, ...value];
     }
     const next = isPlainObject(flagData) ? flagData : {};
+    // `--a.list.0.field v`: the flag edits a copy of the files' list in place
+    typed.path.forEach((seg, i) => {
+      const list = /^\d+$/.test(seg) ? getPath(fileData, typed.path.slice(0, i)) : undefined;
+      if (Array.isArray(list) && !Array.isArray(getPath(next, typed.path.slice(0, i)))) {
+        setPath(next, typed.path.slice(0, i), structuredClone(list));
+      }
+    });
     if (isPlainObject(value) && isPlainObject(existing)) value = mergeConfig(existing, value);
     setPath(next, typed.path, value);
     flagData = next;
@@ -650,7 +670,7 @@ export async function loadEvalConfig(
         "no taskset: give one as `vf eval <taskset-id>`, --env.taskset.id, or [env.taskset] id in a file",
       );
     }
-    if (!config.model && unreadFiles === 0) {
+    if (!config.model && unreadFiles === 0 && !options.validateOnly) {
       problems.push(
         "no model: pass -m/--model <name> (or --model oracle to play each task's reference solution)",
       );
@@ -670,7 +690,9 @@ export async function loadEvalConfig(
   }
   if (problems.length) {
     throw new ConfigError(problems, {
-      hint: "run `vf eval [<taskset>] --help` to list the fields",
+      hint: unreadFiles === problems.length
+        ? "fix the config file (the line:column is given), then run the command again"
+        : "run `vf eval [<taskset>] --help` to list the fields",
     });
   }
   const resolved = config!;
@@ -683,7 +705,7 @@ export async function loadEvalConfig(
     }
     resolved.client.base_url = fromEnv || "https://api.openai.com/v1";
   }
-  lock?.save();
+  if (!options.validateOnly) lock?.save();
   return {
     config: resolved,
     plugins: { taskset, harness: harness!, runtime: runtime!, judges: judges as JudgePlugin[] },

@@ -93,11 +93,12 @@ export function getPath(root: unknown, path: readonly string[]): unknown {
   return cur;
 }
 
-/** Sets the value at a path, creating plain objects on the way. */
+/** Sets the value at a path, creating plain objects on the way (lists on it are indexed). */
 export function setPath(root: Json, path: readonly string[], value: unknown): void {
   let cur: Json = root;
   for (const k of path.slice(0, -1)) {
-    if (!isPlainObject(getOwn(cur, k))) setOwn(cur, k, {});
+    const next = getOwn(cur, k);
+    if (!isPlainObject(next) && !Array.isArray(next)) setOwn(cur, k, {});
     cur = cur[k] as Json;
   }
   setOwn(cur, path[path.length - 1], value);

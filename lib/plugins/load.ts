@@ -10,6 +10,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
+import { closest } from "../config/suggest.ts";
 import { errorMessage, PluginError } from "../errors.ts";
 import { isCompiled } from "../_runtime/is_compiled.ts";
 import { runtimeName } from "../_runtime/runtime_name.ts";
@@ -54,9 +55,11 @@ function lockKey(lock: PluginLock | undefined): string {
 
 function notFound(kind: PluginKind, id: string, target: string): PluginError {
   const ids = builtinIds(kind);
+  const guess = closest(id, ids);
   return new PluginError(
     "plugin_not_found",
-    `Cannot find ${kind} "${id}": no built-in has that id and no module was found at "${target}"`,
+    `Cannot find ${kind} "${id}": no built-in has that id and no module was found at "${target}"` +
+      (guess ? ` (did you mean "${guess}"?)` : ""),
     {
       hint:
         `Built-in ${kind} ids: ${ids.join(", ")}. Otherwise give a path, a file: or https: URL, ` +

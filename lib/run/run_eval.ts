@@ -153,6 +153,9 @@ function shownUrl(url: string): string {
 
 const NEVER = new AbortController().signal;
 
+/** `1 task`, `3 tasks`. */
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 /** A logger that keeps nothing (in-memory runs). */
 function nullLogger(): FileLogger {
   const log = (() => {}) as unknown as FileLogger;
@@ -354,7 +357,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   const header = [
     `vf eval · ${envId} · ${config.env.agent.harness.id} harness · ${config.env.agent.runtime.type} runtime`,
     `model    ${model}`,
-    `run      ${expected / R} tasks × ${R} rollouts · ≤${config.max_concurrent} in flight` +
+    `run      ${plural(expected / R, "task")} × ${
+      plural(R, "rollout")
+    } · ≤${config.max_concurrent} in flight` +
     (acc.kept ? ` · resuming: ${acc.kept} kept, ${expected - acc.kept} owed` : ""),
     `output   ${runDir ?? "(in memory)"}`,
   ];

@@ -69,6 +69,8 @@ export interface RunSummary {
   turns_mean: number | null;
   times_mean_s: Record<(typeof PHASES)[number], number | null>;
   errors_by_type: Record<string, number>;
+  /** One real message per error type (the first seen, first line) and its HTTP status. */
+  error_examples: Record<string, { message: string; status_code: number | null }>;
   /** Wall time of this launch. */
   wall_time_s: number;
   /** Runtimes the run could not confirm as stopped (also printed on stderr). */
@@ -91,6 +93,7 @@ export type SummaryBase =
     | "turns_mean"
     | "times_mean_s"
     | "errors_by_type"
+    | "error_examples"
     | "fail_on_error"
   >
   & { expected: number; fail_on_error_threshold: number | null };
@@ -126,6 +129,7 @@ export class SummaryAccumulator {
   #phases = new Map<string, Mean>(PHASES.map((p) => [p, new Mean()]));
   #errors = new Map<string, number>();
   #lastError = new Map<string, string>();
+  #firstError = new Map<string, { message: string; status_code: number | null }>();
   #cost: number | null = null;
   #usage = {
     prompt_tokens: 0,
@@ -141,18 +145,25 @@ export class SummaryAccumulator {
     this.#episodes++;
     if (kept) this.#kept++;
     if (!ep.ok) this.#erroredEpisodes++;
-    for (const e of ep.errors ?? []) this.#noteError(e.type, e.message);
+    for (const e of ep.errors ?? []) this.#noteError(e.type, e.message, e.status_code);
     for (const t of ep.traces ?? []) this.#addTrace(t);
   }
 
-  #noteError(type: string, message: string) {
+  #noteError(type: string, message: string, status: number | null | undefined) {
     this.#errors.set(type, (this.#errors.get(type) ?? 0) + 1);
-    this.#lastError.set(type, String(message ?? "").split("\n")[0].slice(0, 200));
+    const line = String(message ?? "").split("\n").find((l) => l.trim() !== "") ?? "";
+    this.#lastError.set(type, line.slice(0, 200));
+    if (!this.#firstError.has(type)) {
+      this.#firstError.set(type, {
+        message: line.slice(0, 500),
+        status_code: typeof status === "number" ? status : null,
+      });
+    }
   }
 
   #addTrace(t: Trace) {
     this.#traces++;
-    for (const e of t.errors ?? []) this.#noteError(e.type, e.message);
+    for (const e of t.errors ?? []) this.#noteError(e.type, e.message, e.status_code);
     if (!t.ok) this.#erroredTraces++;
     if (t.agent?.trainable === false) return;
     const reward = traceReward(t);
@@ -258,6 +269,7 @@ export class SummaryAccumulator {
       turns_mean: this.#turns.value,
       times_mean_s: means(this.#phases) as RunSummary["times_mean_s"],
       errors_by_type: Object.fromEntries(this.#errors),
+      error_examples: Object.fromEntries(this.#firstError),
       fail_on_error: threshold === null ? null : {
         threshold,
         exceeded: exceedsThreshold(threshold, this.#erroredEpisodes, this.#episodes),
@@ -315,13 +327,12 @@ export function renderSummary(s: RunSummary): string {
       ` · turns ${fmt(s.turns_mean, 1)}`,
   );
   const t = s.times_mean_s;
+  const sec = (v: number | null) => (v === null ? "—" : `${v.toFixed(2)}s`);
   row(
     "time",
-    `boot ${fmt(t.boot, 2)}s · setup ${fmt(t.setup, 2)}s · agent ${fmt(t.agent, 2)}s (model ${
-      fmt(t.model, 2)
-    }s + harness ${fmt(t.harness, 2)}s) · finalize ${fmt(t.finalize, 2)}s · scoring ${
-      fmt(t.scoring, 2)
-    }s`,
+    `boot ${sec(t.boot)} · setup ${sec(t.setup)} · agent ${sec(t.agent)} (model ${
+      sec(t.model)
+    } + harness ${sec(t.harness)}) · finalize ${sec(t.finalize)} · scoring ${sec(t.scoring)}`,
   );
   if (s.unconfirmed_sandboxes.length) {
     row(

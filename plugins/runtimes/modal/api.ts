@@ -9,7 +9,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { SandboxError } from "../../../lib/errors.ts";
+import { MissingCredentialsError, SandboxError } from "../../../lib/errors.ts";
 import { VERSION } from "../../../lib/version.ts";
 import { GrpcChannel, GrpcError, Status } from "./grpc.ts";
 import type { CallOptions } from "./grpc.ts";
@@ -89,7 +89,7 @@ export class ModalApi {
   #baseMetadata(): Record<string, string> {
     const { tokenId, tokenSecret } = this.profile;
     if (!tokenId || !tokenSecret) {
-      throw new SandboxError("modal credentials are missing", {
+      throw new MissingCredentialsError("modal credentials are missing", {
         hint:
           "Set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (or token_id/token_secret in ~/.modal.toml)",
       });

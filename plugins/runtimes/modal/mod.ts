@@ -22,7 +22,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { z } from "zod";
-import { ConfigError, errorMessage, SandboxError } from "../../../lib/errors.ts";
+import {
+  ConfigError,
+  errorMessage,
+  MissingCredentialsError,
+  SandboxError,
+} from "../../../lib/errors.ts";
 import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import { defineRuntime } from "../../../lib/plugins/contract.ts";
 import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
@@ -322,7 +327,8 @@ export class ModalRuntime implements Runtime {
       await this.#provision(signal);
     } catch (e) {
       if (e instanceof SandboxError && e.message.startsWith("modal sandbox provisioning")) throw e;
-      throw new SandboxError(`modal sandbox provisioning failed: ${errorMessage(e)}`, {
+      const Failure = e instanceof MissingCredentialsError ? MissingCredentialsError : SandboxError;
+      throw new Failure(`modal sandbox provisioning failed: ${errorMessage(e)}`, {
         hint: e instanceof SandboxError ? e.hint : provisioningHint(e),
         cause: e,
       });

@@ -15,7 +15,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { posix } from "node:path";
-import { SandboxError } from "../../../lib/errors.ts";
+import { MissingCredentialsError, SandboxError } from "../../../lib/errors.ts";
 import { acquireCreateSlot } from "../../../lib/runtime/create_limiter.ts";
 import {
   recordPending,
@@ -228,7 +228,7 @@ export class PrimeRuntime implements Runtime {
       if (signal?.aborted) throw signal.reason ?? new Error("the start was cancelled");
       const settings = this.#options.settings ?? loadPrimeSettings();
       if (!settings.apiKey) {
-        throw new SandboxError("prime sandbox provisioning failed: no Prime API key", {
+        throw new MissingCredentialsError("prime sandbox provisioning failed: no Prime API key", {
           hint: "Set PRIME_API_KEY, or api_key in ~/.prime/config.json",
         });
       }

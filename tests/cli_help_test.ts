@@ -1,0 +1,201 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type CliResult, runCli } from "./_cli.ts";
+import { GROUPS } from "../lib/cli/usage.ts";
+
+/** Every command path a user can type, groups and their subcommands included. */
+const COMMANDS: string[][] = [
+  ["eval"],
+  ["validate-config"],
+  ["init"],
+  ...Object.entries(GROUPS).flatMap(([group, subs]) => [
+    [group],
+    ...Object.keys(subs).map((sub) => [group, sub]),
+  ]),
+];
+
+/** Runs CLI invocations a few at a time (each is a process start). */
+async function runAll(cases: string[][], env: Record<string, string>, cwd: string) {
+  const results: CliResult[] = new Array(cases.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: 3 }, async () => {
+    while (next < cases.length) {
+      const i = next++;
+      results[i] = await runCli(cases[i], { env, cwd });
+    }
+  }));
+  return results;
+}
+
+/** Asserts one clear bad-input failure: exit 2, one error line with a hint, no stack. */
+function assertOneClearError(r: CliResult, pattern: RegExp, what: string) {
+  assert.equal(r.code, 2, `${what}: exit ${r.code}\n${r.stderr}`);
+  const errors = r.stderr.split("\n").filter((l) => /^error:/.test(l));
+  assert.equal(errors.length, 1, `${what}: expected one error line:\n${r.stderr}`);
+  assert.match(r.stderr, pattern, what);
+  assert.match(r.stderr, /^hint: \S/m, `${what}: no hint saying what to do next`);
+  assert.doesNotMatch(r.stderr, /^\s+at \S/m, `${what}: stack trace`);
+  assert.doesNotMatch(r.stderr, /no taskset|no model/, `${what}: a cascaded problem`);
+}
+
+describe("help on every command", () => {
+  let dir: string;
+  let env: Record<string, string>;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "vf-help-"));
+    env = { VF_CACHE_DIR: join(dir, "cache") };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("--help and -h print each command's own usage and examples, exit 0", async () => {
+    const cases = COMMANDS.flatMap((path) => [[...path, "--help"], [...path, "-h"]]);
+    const results = await runAll(cases, env, dir);
+    cases.forEach((argv, i) => {
+      const r = results[i];
+      const path = argv.slice(0, -1).join(" ");
+      assert.equal(r.code, 0, `vf ${argv.join(" ")}: exit ${r.code}\n${r.stderr}`);
+      const usage = path in GROUPS ? `Usage: vf ${path} <` : `Usage: vf ${path}`;
+      assert.ok(
+        r.stdout.startsWith(usage) &&
+          /[ <\n]/.test(r.stdout[usage.length - (path in GROUPS ? 1 : 0)]),
+        `vf ${argv.join(" ")} printed:\n${r.stdout}`,
+      );
+      if (path in GROUPS) {
+        for (const sub of Object.keys(GROUPS[path])) {
+          assert.match(r.stdout, new RegExp(`^  ${sub} `, "m"));
+        }
+      } else assert.match(r.stdout, /^Examples?:\n {2}vf /m, `vf ${argv.join(" ")}: no examples`);
+    });
+    assert.equal(readdirSync(dir).filter((f) => f !== "cache").length, 0, "help wrote files");
+  });
+
+  it("a group alone lists its subcommands (exit 0)", async () => {
+    const groups = Object.keys(GROUPS);
+    const results = await runAll(groups.map((g) => [g]), env, dir);
+    groups.forEach((_, i) => {
+      assert.equal(results[i].code, 0, results[i].stderr);
+      assert.match(results[i].stdout, /^Subcommands:$/m);
+    });
+  });
+
+  it("--help after `--` belongs to the sandbox command, not to vf", async () => {
+    const r = await runCli([
+      "sandbox",
+      "exec",
+      "--runtime",
+      "local",
+      "--",
+      "sh",
+      "-c",
+      'echo "$1"',
+      "x",
+      "--help",
+    ], {
+      env,
+      cwd: dir,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "--help\n");
+  });
+
+  it("vf sandbox exec passes what is piped into it to the command", async () => {
+    const r = await runCli(["sandbox", "exec", "--runtime", "local", "--", "cat"], {
+      env,
+      cwd: dir,
+      input: "piped line\n",
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "piped line\n");
+  });
+});
+
+describe("bad invocations stop at the first cause with one clear message", () => {
+  let dir: string;
+  let env: Record<string, string>;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "vf-bad-"));
+    env = {
+      VF_CACHE_DIR: join(dir, "cache"),
+      PRIME_API_KEY: "",
+      MODAL_TOKEN_ID: "",
+      MODAL_TOKEN_SECRET: "",
+      MODAL_CONFIG_PATH: join(dir, "no-modal.toml"),
+    };
+    writeFileSync(join(dir, "broken.toml"), `model = "oracle"\n[env.taskset\nid = "echo"\n`);
+    writeFileSync(join(dir, "ok.toml"), `model = "oracle"\n[env.taskset]\nid = "echo"\n`);
+    writeFileSync(
+      join(dir, "judged.toml"),
+      `model = "oracle"\n[env.taskset]\nid = "echo"\n[[env.taskset.task.judges]]\nid = "match"\n`,
+    );
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const CASES: [string[], RegExp][] = [
+    [["eval", "@", "broken.toml"], /broken\.toml:2:\d+: invalid TOML/],
+    [["eval", "--resume"], /--resume needs a run folder/],
+    [["eval", "addition", "-m", "oracle", "-n", "3", "--resume"], /--resume needs a run folder/],
+    [["eval", "--resume", "outputs/never-ran"], /Cannot resume \S*never-ran: no such folder/],
+    [["eval", "echo", "-m", "oracle", "--run.name", "nope", "--resume"], /no run in \S*nope/],
+    [["eval", "ok.toml", "-m", "oracle"], /"ok\.toml" is a config file[^]*vf eval @ ok\.toml/],
+    [["eval", "ehco", "-m", "oracle"], /Cannot find taskset "ehco"[^\n]*did you mean "echo"/],
+    [
+      ["eval", "echo", "-m", "oracle", "--env.taskset.digits", "3"],
+      /unknown flag --env\.taskset\.digits; --env\.taskset has: /,
+    ],
+    [
+      ["eval", "@", "judged.toml", "--env.taskset.task.judges.1.mode", "exact"],
+      /judges has no entry 1/,
+    ],
+    [
+      ["validate-config", "@", "judged.toml", "--env.taskset.task.judges.0.mode", "exactly"],
+      /judges\.0\.mode: Invalid option/,
+    ],
+    [["sandboxes", "lst"], /unknown subcommand "lst" \(did you mean "list"\?\)/],
+    [["plugins", "show", "taskset"], /expected `list` or `show <kind> <id>`/],
+    [
+      ["bridge", "prime-eval", "echo", "--provider", "openai"],
+      /--provider openai needs a base URL/,
+    ],
+    [["sandbox", "exec", "--runtime", "prime", "--", "true"], /no Prime API key/],
+    [["sandbox", "exec", "--runtime", "modal", "--", "true"], /modal credentials are missing/],
+  ];
+
+  it("each exits 2 with one error line, a hint, no stack and nothing cascaded", async () => {
+    const cases = CASES;
+    const results = await runAll(cases.map(([argv]) => argv), env, dir);
+    cases.forEach(([argv, pattern], i) =>
+      assertOneClearError(results[i], pattern, `vf ${argv.join(" ")}`)
+    );
+    assert.equal(existsSync(join(dir, "outputs")), false, "a refused command wrote a run folder");
+  });
+
+  it("validate-config needs no model and writes nothing; --env.x.0.field edits a file's list", async () => {
+    const ok = await runCli([
+      "validate-config",
+      "@",
+      "judged.toml",
+      "--env.taskset.task.judges.0.mode",
+      "exact",
+      "--model",
+      "None",
+    ], {
+      env,
+      cwd: dir,
+    });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(
+      ok.stdout,
+      /^config valid: taskset echo · harness bash · runtime local · judges match · model \(none given\)$/m,
+    );
+    assert.deepEqual(readdirSync(dir).filter((f) => f !== "cache").sort(), [
+      "broken.toml",
+      "judged.toml",
+      "ok.toml",
+    ]);
+    const bad = await runCli(["validate-config", "@", "broken.toml"], { env, cwd: dir });
+    assertOneClearError(bad, /invalid TOML/, "validate-config of a broken file");
+  });
+});
