@@ -26,6 +26,7 @@ import {
   sharedModalApi,
 } from "../plugins/runtimes/modal/mod.ts";
 import { resolveModalProfile } from "../plugins/runtimes/modal/profile.ts";
+import { SandboxError } from "../lib/errors.ts";
 import * as M from "../plugins/runtimes/modal/messages.ts";
 import { Code, startModalFake } from "./fakes/modal_server.ts";
 import type { ModalFake, RecordedCall } from "./fakes/modal_server.ts";
@@ -413,6 +414,59 @@ describe("official Modal SDK (modal@0.7.2) against the Modal fake, step by step 
     assert.equal(ourCall.metadata["grpc-accept-encoding"], "identity", "we never decompress");
     assert.match(sdkCall.metadata["user-agent"] ?? "", /^grpc-node-js\//);
     assert.match(ourCall.metadata["user-agent"] ?? "", /^verifiers-ts\//);
+  });
+});
+
+describe("a sandbox's lifetime ends what runs in it (the SDK and ours)", () => {
+  it("the SDK: a command outliving a 2 s sandbox dies with it; exec fails, the sandbox reads TIMEOUT (124)", async () => {
+    await driver.call("app");
+    const sandboxId = await driver.call<string>("create", {
+      name: "short-lived",
+      image: "alpine:3.20",
+      params: { command: ["sleep", "infinity"], timeoutMs: 2000, workdir: "/app" },
+    });
+    await assert.rejects(
+      driver.call<SdkExecResult>("exec", {
+        sandbox: "short-lived",
+        argv: ["sh", "-c", "sleep 8; echo finished"],
+      }),
+      /NOT_FOUND: Task ta-[0-9a-f]+ has finished/,
+      "the command never finishes: the task is gone",
+    );
+    assert.equal(sdkFake.sandbox(sandboxId)?.result?.status, M.GenericStatus.TIMEOUT);
+    assert.deepEqual(
+      sdkFake.execExits(sandboxId),
+      [{ signal: 9 }],
+      "killed when the lifetime ended, not run to its end",
+    );
+    assert.equal(await driver.call<number>("wait", { sandboxId }), 124, "TIMEOUT reads as 124");
+  });
+
+  it("ours: a command running when the lifetime passes fails as a sandbox error naming the end", async () => {
+    const profile = { ...resolveModalProfile(), serverUrl: ourFake.url };
+    const rt = new ModalRuntime(ModalRuntimeConfig.parse({ timeout: 60 }), {
+      name: "short-lived-ours",
+      profile,
+    });
+    await rt.start();
+    const starts = ourFake.callsOf("TaskExecStart").length;
+    const running = rt.run(["sh", "-c", "sleep 30; echo finished"]);
+    await ourFake.waitForCalls("TaskExecStart", starts + 1);
+    ourFake.clock.advance(61_000); // past the 60 s lifetime, on the fake's clock
+    await assert.rejects(
+      running,
+      (e: unknown) =>
+        e instanceof SandboxError && /has finished/.test(e.message) &&
+        /lifetime timeout/.test(e.hint ?? ""),
+    );
+    assert.equal(ourFake.sandbox(rt.info.id!)?.result?.status, M.GenericStatus.TIMEOUT);
+    const id = rt.info.id!;
+    for (let i = 0; i < 400 && ourFake.execExits(id).at(-1) === null; i++) {
+      await new Promise((r) => setTimeout(r, 25)); // the SIGKILL is reaped asynchronously
+    }
+    assert.deepEqual(ourFake.execExits(id).at(-1), { signal: 9 }, "killed at the end");
+    assert.equal(await rt.alive(), false);
+    await rt.stopConfirmed();
   });
 });
 

@@ -33,6 +33,7 @@ import type { MessageType } from "../../plugins/runtimes/modal/protobuf.ts";
 import { GrpcStatusError, startGrpcServer } from "./grpc_server.ts";
 import type { GrpcCall, GrpcHandler } from "./grpc_server.ts";
 import { FakeProcess, killTagged, SANDBOX_TAG_VAR } from "./modal_processes.ts";
+import type { ExitStatus } from "./modal_processes.ts";
 import { wirePaths } from "./protobuf_wire.ts";
 
 /** gRPC codes used by the fake. */
@@ -173,6 +174,8 @@ export interface ModalFake {
   sandbox(id: string):
     | { definition: M.SandboxDefinition; result: M.GenericResult | null; name?: string }
     | undefined;
+  /** How each exec of a sandbox ended so far (null while it runs), in start order. */
+  execExits(id: string): (ExitStatus | null)[];
   /** Calls of one method. */
   callsOf(method: string): RecordedCall[];
   /** Resolves once `method` has been called `count` times in all. */
@@ -272,6 +275,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     now: () => Date.now() + offsetMs,
     advance: (ms: number) => {
       offsetMs += ms;
+      sweepLifetimes();
     },
   };
   const root = mkdtempSync(join(tmpdir(), "vf-modal-fake-"));
@@ -334,6 +338,17 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       finishSandbox(sb, result(M.GenericStatus.IDLE_TIMEOUT, "sandbox idle timeout"));
     }
   };
+
+  /**
+   * As at Modal, a sandbox ends when its lifetime (or idle timeout) runs out, whether or not
+   * a call arrives: its processes are killed then (an exec waiting on one sees SIGKILL, 137
+   * through the SDK), not when the next call happens to look.
+   */
+  function sweepLifetimes(): void {
+    for (const sb of sandboxes.values()) refresh(sb);
+  }
+  const lifetimeTimer = setInterval(sweepLifetimes, 25);
+  (lifetimeTimer as { unref?: () => void }).unref?.();
 
   const result = (status: number, exception = ""): M.GenericResult => ({
     status,
@@ -712,6 +727,8 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       for (const t of timers) clearTimeout(t);
       if (outcome === "cap") fail(Code.DEADLINE_EXCEEDED, "exec wait timed out on the server");
       if (outcome === "gone") return;
+      // killed with its sandbox: no exit status, as the stdio streams (the task is gone)
+      if (sb.result !== null) fail(Code.UNAVAILABLE, "task finished");
       return outcome;
     },
     TaskExecPoll: (req: M.TaskExecWaitRequest, call) => {
@@ -819,6 +836,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       refresh(sb);
       return { definition: sb.definition, result: sb.result, name: sb.name };
     },
+    execExits: (id) => [...(sandboxes.get(id)?.execs.values() ?? [])].map((e) => e.process.exit),
     callsOf: (method) => calls.filter((c) => c.method === method),
     waitForCalls: (method, count) =>
       new Promise<void>((resolve) => {
@@ -826,6 +844,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
         notifyWaiters();
       }),
     close: async () => {
+      clearInterval(lifetimeTimer);
       for (const sb of sandboxes.values()) {
         if (sb.result === null) finishSandbox(sb, result(M.GenericStatus.TERMINATED));
         else killTagged(sb.id);
