@@ -12,6 +12,7 @@ import { resolveRunDir } from "../lib/run/naming.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import type { RunSummary } from "../lib/run/summary.ts";
 import type { Episode } from "../lib/trace/types.ts";
+import { assertPythonReadable } from "./_python_v1.ts";
 
 /** What {@link evalInProcess} returns. */
 export interface EvalOutcome {
@@ -32,6 +33,7 @@ export async function evalInProcess(
   const loaded = await loadEvalConfig([...argv, "-o", out, "--display", "none"], { cwd });
   const runDir = resolveRunDir(loaded.config, cwd);
   const { summary } = await runEval(loaded, { runDir, cwd });
+  assertPythonReadable(runDir);
   const lines = readFileSync(join(runDir, "traces.jsonl"), "utf8").split("\n").filter((l) => l);
   return { episodes: lines.map((l) => JSON.parse(l)), summary, runDir, lines };
 }

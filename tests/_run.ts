@@ -11,6 +11,7 @@ import { type LoadedConfig, loadEvalConfig } from "../lib/config/load_config.ts"
 import { resolveRunDir } from "../lib/run/naming.ts";
 import { runEval, type RunEvalOptions, type RunResult } from "../lib/run/run_eval.ts";
 import type { Episode } from "../lib/trace/types.ts";
+import { assertPythonReadable } from "./_python_v1.ts";
 
 /** The cheap in-process plugins (generator taskset, instant harness, memory runtime). */
 export const FAST = join(import.meta.dirname!, "fixtures", "run", "fast_plugins.ts");
@@ -57,6 +58,7 @@ export async function run(
 ): Promise<RunResult & { runDir: string }> {
   const p = await prepare(argv, cwd);
   const result = await runEval(p.loaded, { runDir: p.runDir, cwd, ...options });
+  assertPythonReadable(p.runDir);
   return { ...result, runDir: p.runDir };
 }
 

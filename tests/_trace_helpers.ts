@@ -8,7 +8,7 @@ import type { Runtime } from "../lib/runtime/runtime.ts";
 import type { TaskData } from "../lib/tasks/task_data.ts";
 import type { Message, Trace } from "../lib/trace/types.ts";
 
-const span = () => ({ start: null, end: null });
+const span = () => ({ start: 0, end: 0 });
 
 /** A trace whose graph is one branch of `messages` (assistant messages are sampled). */
 export function traceWithMessages(messages: Message[]): Trace {
@@ -42,7 +42,7 @@ export function traceWithMessages(messages: Message[]): Trace {
     stop_condition: "agent_completed",
     errors: [],
     timing: {
-      start: null,
+      start: 1_700_000_000,
       boot: span(),
       setup: span(),
       agent: { ...span(), model: { duration: 0 }, harness: { duration: 0 } },

@@ -486,7 +486,9 @@ describe("interception server", () => {
       assert.equal(session.providerError?.statusCode, 500);
       assert.equal(trace.calls.length, 1);
       assert.equal(trace.calls[0].node, null);
-      assert.match(trace.calls[0].error ?? "", /the model fell over/);
+      assert.equal(trace.calls[0].error?.type, "ProviderError");
+      assert.equal(trace.calls[0].error?.status_code, 500);
+      assert.match(trace.calls[0].error?.message ?? "", /the model fell over/);
       assert.equal(trace.nodes.length, 0);
       assert.equal(trace.stop_condition, null);
     } finally {
@@ -728,7 +730,7 @@ describe("interception server", () => {
       assert.equal(session.providerError?.statusCode, 503);
       assert.ok(!session.providerError!.message.includes(KEY));
       assert.equal(trace.calls.length, 1);
-      assert.ok(trace.calls[0].error && !trace.calls[0].error.includes(KEY));
+      assert.ok(trace.calls[0].error && !JSON.stringify(trace.calls[0].error).includes(KEY));
     } finally {
       client.close();
     }

@@ -90,7 +90,7 @@ describe("episodes: env retries and the episode timeout", () => {
     assert.ok([...seen.values()].every((n) => n === 1), "asked once each");
   });
 
-  it("ends an episode past env.timeout.episode with an EnvError and no trace", async () => {
+  it("ends an episode past env.timeout.episode with a TimeoutError and no trace, as Python", async () => {
     seen.clear();
     latency = 5000;
     try {
@@ -103,10 +103,13 @@ describe("episodes: env retries and the episode timeout", () => {
         assert.equal(ep.ok, false);
         assert.deepEqual(ep.traces, []);
         assert.deepEqual(ep.errors.map((e) => [e.type, e.message]), [
-          ["EnvError", "episode timed out after 0.2s"],
+          [
+            "TimeoutError",
+            "SingleAgentEnv.run() exceeded its 0.2s deadline (--env.timeout.episode)",
+          ],
         ]);
       }
-      assert.equal(summary.errors_by_type.EnvError, 2);
+      assert.equal(summary.errors_by_type.TimeoutError, 2);
       assert.equal(summary.error_fraction, 1);
     } finally {
       latency = 0;

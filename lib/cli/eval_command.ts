@@ -136,6 +136,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
   const cwd = process.cwd();
   checkFirstCause(argv, cwd);
   const loaded = await loadEvalConfig(argv, { cwd });
+  for (const warning of loaded.warnings ?? []) await err(`warning: ${warning}`);
   if (loaded.help) {
     await out(evalHelp(loaded));
     return 0;

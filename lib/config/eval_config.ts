@@ -121,7 +121,9 @@ export const HarnessBase = {
 
 /** Common keys of `env.agent.runtime`. */
 export const RuntimeBase = {
-  type: z.string().default("local").describe("Runtime type: local, prime, modal, or a specifier"),
+  type: z.string().default("subprocess").describe(
+    "Runtime type: subprocess (alias local), prime, modal, or a specifier",
+  ),
 };
 
 /** The display modes. */

@@ -24,6 +24,9 @@ import { judgeRewardKey } from "../rollout/scoring.ts";
 import { type ParsedArgv, type RawFlag, tokenizeArgv } from "./argv.ts";
 import { buildEvalConfigSchema, type EvalConfig, ROOT_ALIASES } from "./eval_config.ts";
 import { readConfigFile } from "./files.ts";
+import { absorbPythonKeys } from "./python_compat.ts";
+import { readSidecarBeside } from "./sidecar.ts";
+import { SUBPROCESS, wireRuntimeType } from "../runtime/wire.ts";
 import {
   getPath,
   isPlainObject,
@@ -57,6 +60,8 @@ export interface LoadedConfig {
   schema: z.ZodType;
   /** The run directory named by `--resume <run-dir>` (absolute), when that form was used. */
   resumeDir?: string;
+  /** Harmless Python verifiers settings that were ignored (shown before the run). */
+  warnings?: string[];
 }
 
 /** Options of {@link loadEvalConfig}. */
@@ -547,7 +552,12 @@ export async function loadEvalConfig(
     const label = (p: string[]) => `${layer.path}: ${p.slice(at.length).join(".") || "(root)"}`;
     recordLeaves(prov, data, at, label);
     fileData = mergeConfig(fileData, nest(at, data));
+    const sidecar = at.length ? undefined : readSidecarBeside(layer.path, cwd);
+    if (sidecar && !sidecar.ok) problems.push(sidecar.problem);
+    else if (sidecar) fileData = mergeConfig(fileData, sidecar.data);
   }
+  const absorbed = absorbPythonKeys(fileData as Json, (p) => where(prov, p.split(".")));
+  problems.push(...absorbed.problems);
 
   // 2. ids from flags, then from files
   const idFlags = collectIdFlags(parsed, problems);
@@ -565,7 +575,7 @@ export async function loadEvalConfig(
     ? await tryLoad(() => loadPlugin("taskset", tasksetId, loadOpts), pluginErrors)
     : undefined;
   const harnessId = idOf("env.agent.harness.id") ?? taskset?.defaultHarness ?? "bash";
-  const runtimeType = idOf("env.agent.runtime.type") ?? "local";
+  const runtimeType = idOf("env.agent.runtime.type") ?? SUBPROCESS;
   const judgeFlag = parsed.flags.find((f) =>
     roughPath(f.segments).join(".") === "env.taskset.task.judges"
   );
@@ -705,12 +715,14 @@ export async function loadEvalConfig(
     }
     resolved.client.base_url = fromEnv || "https://api.openai.com/v1";
   }
+  resolved.env.agent.runtime.type = wireRuntimeType(resolved.env.agent.runtime.type);
   if (!options.validateOnly) lock?.save();
   return {
     config: resolved,
     plugins: { taskset, harness: harness!, runtime: runtime!, judges: judges as JudgePlugin[] },
     help: false,
     schema,
+    warnings: absorbed.warnings,
     ...(parsed.resumeDir !== undefined ? { resumeDir: resolvePath(cwd, parsed.resumeDir) } : {}),
   };
 }

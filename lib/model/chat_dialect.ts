@@ -64,6 +64,20 @@ function num(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }
 
+function optionalNum(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/** The finish reasons a trace records (`FinishReason`, verifiers/v1/types.py@a60a606). */
+export const FINISH_REASONS: readonly string[] = ["stop", "length", "tool_calls"];
+
+/** A provider's finish reason as the trace records it: anything else becomes null. */
+export function normalizeFinishReason(reason: string | null): "stop" | "length" | "tool_calls" | null {
+  return reason !== null && FINISH_REASONS.includes(reason)
+    ? reason as "stop" | "length" | "tool_calls"
+    : null;
+}
+
 /**
  * Applies the run's overrides to a program's body: the model always replaced, then every
  * non-null sampling key (extras included) overlaid. Returns a new object.
@@ -106,13 +120,15 @@ export function parseChatUsage(raw: unknown): Usage | null {
   const completionDetails = isRecord(raw.completion_tokens_details)
     ? raw.completion_tokens_details
     : {};
-  const cached = num(promptDetails.cached_tokens);
+  // As `Usage.from_openai` (verifiers/v1/types.py@a60a606): what the provider did not
+  // report stays null, and a provider-reported `cost` is kept.
+  const cached = optionalNum(promptDetails.cached_tokens);
   return {
-    prompt_tokens: Math.max(0, num(raw.prompt_tokens) - cached),
+    prompt_tokens: Math.max(0, num(raw.prompt_tokens) - (cached ?? 0)),
     completion_tokens: num(raw.completion_tokens),
     cached_input_tokens: cached,
-    reasoning_tokens: num(completionDetails.reasoning_tokens),
-    cost: null,
+    reasoning_tokens: optionalNum(completionDetails.reasoning_tokens),
+    cost: optionalNum(raw.cost),
   };
 }
 

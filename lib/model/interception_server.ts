@@ -15,7 +15,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHash, randomBytes } from "node:crypto";
-import { ProviderError } from "../errors.ts";
+import { ProviderError, type TraceErrorRecord } from "../errors.ts";
 import type { ModelCall, Trace } from "../trace/types.ts";
 import {
   applyChatOverrides,
@@ -25,6 +25,7 @@ import {
   errorMessageOf,
   isContextLengthError,
   isUsageOnlyChunk,
+  normalizeFinishReason,
   openAIErrorBody,
   outcomeFromCompletion,
   recordedSampling,
@@ -147,6 +148,14 @@ interface InFlight {
   recorded: boolean;
 }
 
+/** A call's error record, shaped as Python's `Error` (verifiers/v1/trace.py@a60a606). */
+function callError(type: string, message: string, statusCode: number | null = null): TraceErrorRecord {
+  return { type, message, status_code: statusCode, traceback: null };
+}
+
+/** A call cut off because its rollout ended: Python records the cancellation's type. */
+const closedError = () => callError("CancelledError", "rollout session closed");
+
 function now(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
 }
@@ -178,14 +187,14 @@ class Session implements InterceptionSession {
   }
 
   /** Appends a call to the trace once (with its end time) and counts its duration. */
-  finish(entry: InFlight, error?: string): void {
+  finish(entry: InFlight, error?: TraceErrorRecord): void {
     this.inFlight.delete(entry);
     if (entry.recorded) return;
     entry.recorded = true;
     const call = entry.call;
     if (error !== undefined && call.error === null) call.error = error;
     call.time.end = now();
-    this.modelSeconds += Math.max(0, call.time.end - (call.time.start ?? call.time.end));
+    this.modelSeconds += Math.max(0, call.time.end - call.time.start);
     this.options.trace.calls.push(call);
   }
 
@@ -195,7 +204,7 @@ class Session implements InterceptionSession {
     // Upstream requests exist only while their call is in flight; with none, skip the
     // abort (a DOMException per rollout is a measurable cost on the hot path).
     const busy = this.inFlight.size > 0;
-    for (const entry of [...this.inFlight]) this.finish(entry, "rollout session closed");
+    for (const entry of [...this.inFlight]) this.finish(entry, closedError());
     if (busy) this.abort.abort(new DOMException("rollout session closed", "AbortError"));
     this.replays.clear();
     this.#onClose(this);
@@ -279,7 +288,7 @@ function tokensSoFar(trace: SessionTrace): { input: number; output: number } {
   let output = 0;
   for (const call of trace.calls) {
     if (!call.usage) continue;
-    input += call.usage.prompt_tokens + call.usage.cached_input_tokens;
+    input += call.usage.prompt_tokens + (call.usage.cached_input_tokens ?? 0);
     output += call.usage.completion_tokens;
   }
   return { input, output };
@@ -423,7 +432,7 @@ export async function startInterceptionServer(
         endpoint: CHAT_ENDPOINT,
         finish_reason: null,
         usage: null,
-        time: { start: now(), end: null },
+        time: { start: now(), end: 0 },
         error: null,
       },
       recorded: false,
@@ -435,11 +444,14 @@ export async function startInterceptionServer(
       if (session.closed) return;
       session.providerError = err;
       log("warn", `model call of trace ${trace.id} failed: ${err.message}`);
-      session.finish(entry, err.message);
+      session.finish(entry, callError("ProviderError", err.message, err.statusCode ?? null));
     };
     const commit = (outcome: ChatOutcome) => {
       if (session.closed) return;
-      call.finish_reason = outcome.finishReason;
+      call.finish_reason = normalizeFinishReason(outcome.finishReason);
+      if (outcome.finishReason !== null && call.finish_reason === null) {
+        call.native_finish_reason = outcome.finishReason;
+      }
       call.usage = outcome.usage;
       call.node = commitTurn(trace.nodes, body.messages.map(chatToMessage), outcome.message);
       if (Array.isArray(sent.tools)) trace.tools = toolSpecsFromChat(sent.tools);
@@ -471,7 +483,7 @@ export async function startInterceptionServer(
         if (isContextLengthError(response.status, message)) {
           if (!session.closed) {
             session.stop("context_length");
-            session.finish(entry, message);
+            session.finish(entry, callError("ProviderError", message, response.status));
           }
           sendError(
             res,
@@ -518,7 +530,9 @@ export async function startInterceptionServer(
       throw err;
     } finally {
       // Anything not recorded yet (an unexpected throw) still becomes a ModelCall.
-      if (!entry.recorded && !session.closed) session.finish(entry, "model call did not complete");
+      if (!entry.recorded && !session.closed) {
+        session.finish(entry, callError("InterceptionError", "model call did not complete"));
+      }
     }
   };
 
@@ -608,7 +622,7 @@ export async function startInterceptionServer(
 
   /** The session closed while a call was in flight: the call is recorded, the program cut off. */
   const closedMidway = (res: http.ServerResponse, entry: InFlight, session: Session): null => {
-    session.finish(entry, "rollout session closed");
+    session.finish(entry, closedError());
     if (!res.headersSent) sendError(res, 409, "rollout session is closed");
     else res.destroy();
     return null;

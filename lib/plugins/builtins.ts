@@ -28,6 +28,8 @@ export const BUILTINS: Record<PluginKind, Record<string, Importer>> = {
     "rubric": () => import("../../plugins/judges/rubric/mod.ts"),
   },
   runtime: {
+    // `subprocess` is Python verifiers' id for it; `local` is accepted as an alias.
+    "subprocess": () => import("../../plugins/runtimes/local/mod.ts"),
     "local": () => import("../../plugins/runtimes/local/mod.ts"),
     "prime": () => import("../../plugins/runtimes/prime/mod.ts"),
     "modal": () => import("../../plugins/runtimes/modal/mod.ts"),

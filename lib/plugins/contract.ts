@@ -110,6 +110,9 @@ export interface TasksetPlugin extends PluginBase<"taskset">, TaskHooks {
   needsContainer?: boolean;
   /** Harness id used when the config pins none. @default "bash" */
   defaultHarness?: string;
+  /** The task class name traces record as `task.type` (Python's `type(task).__name__`).
+   * @default the id in PascalCase plus `Task` */
+  taskType?: string;
   /** Loads the tasks: an array, an iterable or an async iterable (generators welcome). */
   load(
     config: Record<string, unknown>,

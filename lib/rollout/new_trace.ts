@@ -1,18 +1,62 @@
 /**
- * Minting an empty trace for one rollout of one task.
+ * Minting an empty trace for one rollout of one task, in the shape Python `verifiers` v1
+ * gives a fresh `Trace` (verifiers/v1/trace.py@a60a606).
  *
  * @module
  */
 import { randomUUID } from "node:crypto";
 import type { TaskData } from "../tasks/task_data.ts";
 import type { Trace, TraceTask } from "../trace/types.ts";
-import { taskHash } from "../tasks/hash.ts";
+import { canonicalTaskData, PyFloat, taskHash } from "../tasks/hash.ts";
+import { wireRuntimeType } from "../runtime/wire.ts";
 import { VERSION } from "../version.ts";
+
+/**
+ * What traces record as the producing build. `version` is what Python's own source tree
+ * reports without package metadata (`verifiers/__init__.py@a60a606`), so no Python release
+ * is claimed; `producer` names this tool (Python ignores the extra field).
+ */
+export const PRODUCER_BUILD = {
+  version: "0.0.0+unknown",
+  commit: null,
+  producer: `verifiers-ts ${VERSION}`,
+} as const;
+
+function plainJson(value: unknown): unknown {
+  if (value instanceof PyFloat) return value.value;
+  if (Array.isArray(value)) return value.map(plainJson);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = plainJson(v);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Task data as the trace carries it: exactly the dict that is hashed (`TaskData` defaults
+ * filled in, nulls dropped), so Python's `task_key(task.data) == task.hash`.
+ */
+export function wireTaskData(data: TaskData): Record<string, unknown> {
+  return plainJson(canonicalTaskData(data as Record<string, unknown>)) as Record<string, unknown>;
+}
+
+/**
+ * The Task class name Python records as `task.type` for a taskset: the plugin's own
+ * `taskType`, else its id in PascalCase plus `Task` (`reverse-text` -> `ReverseTextTask`,
+ * the class of Python's `reverse_text` environment).
+ */
+export function taskTypeName(taskset: { id: string; taskType?: string }): string {
+  if (taskset.taskType) return taskset.taskType;
+  const words = taskset.id.split(/[^A-Za-z0-9]+/).filter((w) => w !== "");
+  const name = words.map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+  return `${/^[A-Za-z]/.test(name) ? name : `T${name}`}Task`;
+}
 
 /** The identity of a task as traces and episodes carry it. */
 export function traceTask(type: string, data: TaskData, key?: string): TraceTask {
   const hash = taskHash(data);
-  return { type, data: structuredClone(data) as Record<string, unknown>, key: key ?? hash, hash };
+  return { type, data: wireTaskData(data), key: key ?? hash, hash };
 }
 
 /** A fresh trace with every field present, as Python serializes an unfinished one. */
@@ -21,15 +65,15 @@ export function newTrace(
   agentConfig: Record<string, unknown>,
   runtimeType: string,
 ): Trace {
-  const span = () => ({ start: null, end: null });
+  const span = () => ({ start: 0, end: 0 });
   return {
     version: 1,
     id: randomUUID().replaceAll("-", ""),
-    verifiers: { version: VERSION, commit: null },
+    verifiers: { ...PRODUCER_BUILD },
     task,
     agent: {
       config: agentConfig,
-      runtime: { type: runtimeType, id: null, borrowed: false },
+      runtime: { type: wireRuntimeType(runtimeType), id: null, borrowed: false },
       name: "agent",
       trainable: true,
     },
@@ -47,10 +91,10 @@ export function newTrace(
     stop_condition: null,
     errors: [],
     timing: {
-      start: null,
+      start: Date.now() / 1000,
       boot: span(),
       setup: span(),
-      agent: { start: null, end: null, model: { duration: 0 }, harness: { duration: 0 } },
+      agent: { start: 0, end: 0, model: { duration: 0 }, harness: { duration: 0 } },
       finalize: span(),
       scoring: span(),
     },

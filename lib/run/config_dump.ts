@@ -1,7 +1,11 @@
 /**
- * `configs/eval.json`: the resolved config with nulls kept and launch-only switches
- * (`dry_run`, `resume`, `clean`) left out. API keys are never in it — only the name
- * of the variable that holds one.
+ * `configs/eval.json`: the resolved config with nulls kept, shaped so Python verifiers v1's
+ * `EvalConfig` loads it (verifiers/v1/configs/cli/eval.py@a60a606). Launch-only switches
+ * (`dry_run`, `resume`, `clean`, `lock`, `frozen`) and invocation-only options (`display`,
+ * `fail_on_error`) are left out; settings only verifiers-ts has that define the run (the
+ * selection `seed`, runtime and harness keys Python's models forbid) go to
+ * `configs/verifiers-ts.json` ({@link sidecarFor}). API keys are never in either file —
+ * only the name of the variable that holds one.
  *
  * @module
  */
@@ -10,14 +14,91 @@ import { dirname, join } from "node:path";
 import { createHash } from "node:crypto";
 import process from "node:process";
 import { type EvalConfig, LAUNCH_ONLY_KEYS } from "../config/eval_config.ts";
+import { sidecarPath } from "../config/sidecar.ts";
+import { splitRuntimeConfig } from "../runtime/wire.ts";
 import { pythonJsonDumps } from "../tasks/hash.ts";
 import { asOutputError } from "../util/fs_errors.ts";
 
-/** The config as saved: a JSON-ready copy without launch-only keys. */
+/** Options of one invocation: never saved (a resume may change them). */
+export const INVOCATION_ONLY_KEYS = ["display", "fail_on_error"] as const;
+
+/** Root keys saved in the sidecar only. */
+const SIDECAR_ROOT_KEYS = ["seed"] as const;
+
+const HARNESS_BASE_KEYS = ["id", "env", "forward_env", "tool_timeout", "disabled_tools", "skills"];
+
+/**
+ * Config keys of the plugins both tools ship, as Python's config classes have them
+ * (`harnesses/{bash,null}/harness.py`, `environments/reverse_text` at a60a606).
+ */
+const PYTHON_PLUGIN_KEYS: Record<"harness" | "taskset", Record<string, readonly string[]>> = {
+  harness: {
+    bash: [...HARNESS_BASE_KEYS, "edit", "search"],
+    null: HARNESS_BASE_KEYS,
+  },
+  taskset: {
+    "reverse-text": ["id", "task", "system_prompt", "dataset_name", "dataset_split"],
+  },
+};
+
+function splitKeys(
+  section: Record<string, unknown>,
+  known: readonly string[] | undefined,
+): { wire: Record<string, unknown>; extras: Record<string, unknown> } {
+  if (!known) return { wire: section, extras: {} };
+  const wire: Record<string, unknown> = {};
+  const extras: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(section)) (known.includes(k) ? wire : extras)[k] = v;
+  return { wire, extras };
+}
+
+function split(config: EvalConfig): { dump: Record<string, unknown>; side: Record<string, unknown> } {
+  const dump = structuredClone(config) as Record<string, unknown>;
+  for (const k of [...LAUNCH_ONLY_KEYS, ...INVOCATION_ONLY_KEYS]) delete dump[k];
+  const side: Record<string, unknown> = {};
+  for (const k of SIDECAR_ROOT_KEYS) {
+    side[k] = dump[k] ?? null;
+    delete dump[k];
+  }
+  const d = dump as unknown as EvalConfig;
+  // Python's `client` is a union told apart by `type`; its writer names it, so do we.
+  (d.client as Record<string, unknown>).type = "eval";
+  // Python's SamplingConfig has no `seed`; an unset one is not written.
+  const sampling = d.sampling as Record<string, unknown>;
+  if (sampling.seed === null) delete sampling.seed;
+  const agent = d.env.agent as unknown as Record<string, Record<string, unknown>>;
+  const sideAgent: Record<string, unknown> = {};
+  const runtime = splitRuntimeConfig(agent.runtime);
+  agent.runtime = runtime.wire;
+  if (Object.keys(runtime.extras).length) sideAgent.runtime = runtime.extras;
+  const harness = splitKeys(agent.harness, PYTHON_PLUGIN_KEYS.harness[String(agent.harness.id)]);
+  agent.harness = harness.wire;
+  if (Object.keys(harness.extras).length) sideAgent.harness = harness.extras;
+  const env = d.env as unknown as Record<string, Record<string, unknown>>;
+  const taskset = splitKeys(env.taskset, PYTHON_PLUGIN_KEYS.taskset[String(env.taskset.id)]);
+  env.taskset = taskset.wire;
+  const sideEnv: Record<string, unknown> = {};
+  if (Object.keys(taskset.extras).length) sideEnv.taskset = taskset.extras;
+  if (Object.keys(sideAgent).length) sideEnv.agent = sideAgent;
+  if (Object.keys(sideEnv).length) side.env = sideEnv;
+  // Python's judges always name their own client and model (JudgeConfig, configs/judge.py):
+  // ours default to the run's, so the run's values are written.
+  for (const judge of (env.taskset.task as { judges?: Record<string, unknown>[] }).judges ?? []) {
+    judge.base_url ??= d.client.base_url;
+    judge.api_key_var ??= d.client.api_key_var;
+    judge.model ??= d.model;
+  }
+  return { dump, side };
+}
+
+/** The config as saved in `configs/eval.json` (a JSON-ready copy Python loads). */
 export function configForDump(config: EvalConfig): Record<string, unknown> {
-  const copy = structuredClone(config) as Record<string, unknown>;
-  for (const k of LAUNCH_ONLY_KEYS) delete copy[k];
-  return copy;
+  return split(config).dump;
+}
+
+/** The settings saved in `configs/verifiers-ts.json`: those only verifiers-ts has. */
+export function sidecarFor(config: EvalConfig): Record<string, unknown> {
+  return split(config).side;
 }
 
 /** SHA-256 of the dumped config's sorted-key JSON (compares a resume against its run). */
@@ -46,9 +127,11 @@ export function writeFileAtomic(path: string, text: string): void {
   }
 }
 
-/** Writes `<runDir>/configs/eval.json` and returns its path. */
+/** Writes `<runDir>/configs/eval.json` and its sidecar; returns the eval.json path. */
 export function writeEvalJson(runDir: string, config: EvalConfig): string {
   const path = join(runDir, "configs", "eval.json");
-  writeFileAtomic(path, JSON.stringify(configForDump(config), null, 2) + "\n");
+  const { dump, side } = split(config);
+  writeFileAtomic(sidecarPath(runDir), JSON.stringify(side, null, 2) + "\n");
+  writeFileAtomic(path, JSON.stringify(dump, null, 2) + "\n");
   return path;
 }

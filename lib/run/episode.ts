@@ -1,8 +1,10 @@
 /**
  * One episode: one task through the single-agent env — one rollout — under the env's
  * episode timeout (`env.timeout.episode`) and whole-episode retries (`env.retries`).
- * A failure of the env itself (timeout, a throw outside the rollout) is an `EnvError`
- * in the episode's `errors`; an episode never throws.
+ * A failure of the env itself (a throw outside the rollout) is an `EnvError` in the
+ * episode's `errors`, the episode deadline a `TimeoutError` (as `Env.run_episode`,
+ * verifiers/v1/env.py@a60a606: the traces completed before it are kept, the one in
+ * flight is not); an episode never throws.
  *
  * @module
  */
@@ -34,6 +36,16 @@ export interface EpisodeSettings {
 
 function envError(message: string): TraceErrorRecord {
   return { type: "EnvError", message, status_code: null, traceback: null };
+}
+
+/** The episode deadline's error, worded as Python's `Env.run_episode` words it. */
+export function episodeTimeoutError(seconds: number): TraceErrorRecord {
+  return {
+    type: "TimeoutError",
+    message: `SingleAgentEnv.run() exceeded its ${seconds}s deadline (--env.timeout.episode)`,
+    status_code: null,
+    traceback: null,
+  };
 }
 
 function errorTypes(ep: Episode): Set<string> {
@@ -93,7 +105,7 @@ async function attempt(
   try {
     const result: Trace | "gave-up" = await Promise.race([work, gaveUp]);
     if (result !== "gave-up" && (result.ok || !timedOut)) episode.traces.push(result);
-    else if (timedOut) episode.errors.push(envError(`episode timed out after ${s.timeoutS}s`));
+    else if (timedOut) episode.errors.push(episodeTimeoutError(s.timeoutS!));
     else {
       episode.errors.push(
         envError(`the rollout did not wind down within ${s.graceMs / 1000}s of being cancelled`),

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { splitRuntimeConfig } from "../runtime/wire.ts";
 import type { EvalConfig, JudgeEntry } from "../config/eval_config.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
 import { InputError } from "../errors.ts";
@@ -73,6 +74,8 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     runtimeConfig: agent.runtime as Record<string, unknown>,
     agentConfig: structuredClone({
       ...agent,
+      // Python's runtime configs forbid unknown keys: the trace carries only Python's.
+      runtime: splitRuntimeConfig(agent.runtime as Record<string, unknown>).wire,
       model: config.model,
       sampling: config.sampling,
     }) as Record<string, unknown>,

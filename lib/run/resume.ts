@@ -35,7 +35,10 @@ import { InputError } from "../errors.ts";
 import { pythonJsonDumps, taskHash } from "../tasks/hash.ts";
 import type { TasksetView } from "../tasks/taskset_view.ts";
 import type { Episode } from "../trace/types.ts";
-import { configDigest, configForDump } from "./config_dump.ts";
+import { configDigest, configForDump, sidecarFor } from "./config_dump.ts";
+import { absorbPythonKeys } from "../config/python_compat.ts";
+import { isPlainObject, type Json, mergeConfig } from "../config/merge.ts";
+import { readSidecarBeside } from "../config/sidecar.ts";
 import { readLines } from "./traces_file.ts";
 
 /** Config keys a resume may change: they steer how a launch reports, not what it runs. */
@@ -55,11 +58,33 @@ export function differingKeys(a: Record<string, unknown>, b: Record<string, unkn
   ).sort();
 }
 
+/**
+ * The top-level keys under which `now` differs from what a run saved. With `complete`
+ * (a verifiers-ts run: eval.json plus its sidecar hold every key) any difference counts;
+ * otherwise (a run Python wrote) only the keys the saved config names are compared, the
+ * others being verifiers-ts defaults.
+ */
+function differingSavedKeys(
+  saved: Record<string, unknown>,
+  now: Record<string, unknown>,
+  complete: boolean,
+): string[] {
+  if (complete) return differingKeys(saved, now);
+  const differs = (a: unknown, b: unknown): boolean => {
+    if (isPlainObject(a) && isPlainObject(b)) {
+      return Object.keys(a).some((k) => differs(a[k], (b as Record<string, unknown>)[k]));
+    }
+    return pythonJsonDumps(a) !== pythonJsonDumps(b ?? null);
+  };
+  return Object.keys(saved).filter((k) => differs(saved[k], now[k])).sort();
+}
+
 const RESUME_HINT = "resume with `vf eval @ <run-dir>/configs/eval.json --resume` " +
   "(or `vf eval --resume <run-dir>`), from the directory the run was started in";
 
 /**
- * Refuses to resume `runDir` with `config` unless the run exists and its saved config has
+ * Refuses to resume `runDir` with `config` unless the run exists and its saved config
+ * (`configs/eval.json` with `configs/verifiers-ts.json`, or the eval.json Python wrote) has
  * the same digest (over every key but {@link RESUME_MAY_CHANGE}).
  */
 export function checkResumeConfig(runDir: string, config: EvalConfig): void {
@@ -86,10 +111,17 @@ export function checkResumeConfig(runDir: string, config: EvalConfig): void {
       `Cannot resume ${runDir}: configs/eval.json does not hold a config object`,
     );
   }
-  const before = comparable(saved as Record<string, unknown>);
-  const now = comparable(configForDump(config));
+  absorbPythonKeys(saved as Json, (p) => p);
+  const side = readSidecarBeside(path, runDir);
+  if (side && !side.ok) throw new InputError("resume_config_unreadable", `Cannot resume: ${side.problem}`);
+  const savedAll = side ? mergeConfig(saved as Json, side.data) as Record<string, unknown> : saved;
+  const before = comparable(savedAll as Record<string, unknown>);
+  const now = comparable(
+    mergeConfig(configForDump(config) as Json, sidecarFor(config) as Json) as Record<string, unknown>,
+  );
   if (configDigest(before) === configDigest(now)) return;
-  const keys = differingKeys(before, now);
+  const keys = differingSavedKeys(before, now, side !== undefined);
+  if (keys.length === 0) return;
   throw new InputError(
     "resume_config_differs",
     `Cannot resume ${runDir}: the config differs from the run's configs/eval.json in ${

@@ -27,7 +27,7 @@ import { InputError } from "../errors.ts";
 import { startInterceptionServer } from "../model/interception_server.ts";
 import { startOracleServer } from "../model/oracle.ts";
 import { createProviderClient } from "../model/provider_client.ts";
-import { traceTask } from "../rollout/new_trace.ts";
+import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
 import { taskHash } from "../tasks/hash.ts";
 import { TasksetView } from "../tasks/taskset_view.ts";
 import type { TaskData } from "../tasks/task_data.ts";
@@ -382,7 +382,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
         else owed.delete(key);
       }
       if (n === 0) continue;
-      const identity = traceTask(taskset!.id, task, taskset!.key?.(task));
+      const identity = traceTask(taskTypeName(taskset!), task, taskset!.key?.(task));
       for (let i = 0; i < n; i++) yield { task, identity };
     }
   }

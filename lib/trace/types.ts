@@ -47,15 +47,17 @@ export interface Usage {
   /** Prompt tokens excluding cached ones. */
   prompt_tokens: number;
   completion_tokens: number;
-  cached_input_tokens: number;
-  reasoning_tokens: number;
+  /** Null when the provider did not report it. */
+  cached_input_tokens: number | null;
+  /** Null when the provider did not report it. */
+  reasoning_tokens: number | null;
   cost: number | null;
 }
 
-/** A `{start, end}` span in epoch seconds. */
+/** A `{start, end}` span in epoch seconds; 0.0 when the stage never ran (Python `TimeSpan`). */
 export interface Span {
-  start: number | null;
-  end: number | null;
+  start: number;
+  end: number;
 }
 
 /** One provider exchange, recorded by the interception server. */
@@ -66,10 +68,14 @@ export interface ModelCall {
   /** The call settings actually sent (whitelisted per dialect). */
   sampling: Record<string, unknown>;
   endpoint: string;
-  finish_reason: "stop" | "length" | "tool_calls" | string | null;
+  /** Normalized as Python does: any other provider reason is null. */
+  finish_reason: "stop" | "length" | "tool_calls" | null;
+  /** The provider's own finish reason when it is not one of the three (Python ignores it). */
+  native_finish_reason?: string;
   usage: Usage | null;
   time: Span;
-  error: string | null;
+  /** The failure that ended this call (Python `Error`). */
+  error: TraceErrorRecord | null;
 }
 
 /** A tool advertised by the harness, as recorded on `trace.tools`. */
@@ -96,7 +102,7 @@ export interface RewardValue {
 
 /** Per-phase timing of a trace. */
 export interface TraceTiming {
-  start: number | null;
+  start: number;
   boot: Span;
   setup: Span;
   agent: Span & { model: { duration: number }; harness: { duration: number } };
@@ -114,7 +120,8 @@ export interface ExtraUsage extends Usage {
 export interface Trace {
   version: 1;
   id: string;
-  verifiers: { version: string; commit: string | null };
+  /** Python reads `{version, commit}`; `producer` names the tool that wrote the trace. */
+  verifiers: { version: string; commit: string | null; producer?: string };
   task: TraceTask;
   agent: {
     config: Record<string, unknown>;

@@ -1,0 +1,178 @@
+/**
+ * Reading a config Python `verifiers` v1 wrote (its `configs/eval.json`): the keys Python
+ * has and verifiers-ts does not are taken in here, before validation. A key at Python's
+ * default is dropped; one that only changes how Python hosts or shows a run is dropped
+ * with a warning; one that would change results is refused, named. Defaults are those of
+ * `verifiers/v1/configs/{cli/eval,env,harness,client,runtime}.py`,
+ * `verifiers/v1/harnesses/bash/harness.py` and `verifiers/v1/runtimes/*.py` at a60a606.
+ *
+ * @module
+ */
+import { pythonJsonDumps } from "../tasks/hash.ts";
+import { SUBPROCESS_ALIASES, wireRuntimeType } from "../runtime/wire.ts";
+import { isPlainObject, type Json } from "./merge.ts";
+
+/** What {@link absorbPythonKeys} found. */
+export interface Absorbed {
+  /** Harmless keys that were ignored. */
+  warnings: string[];
+  /** Keys that would change results: refused. */
+  problems: string[];
+}
+
+type Policy = "drop" | "warn" | "refuse";
+
+interface Rule {
+  /** Dotted path from the root. */
+  path: string;
+  /** Python's default (JSON); a value equal to it is dropped silently. */
+  defaults: readonly unknown[];
+  /** What happens to any other value. */
+  otherwise: Policy;
+  /** Why (shown in warnings and errors). */
+  why: string;
+}
+
+const SERVE_DEFAULT = {
+  pool: { type: "elastic", max_workers: null, multiplex: 128 },
+  address: null,
+  max_concurrent: null,
+};
+const INTERCEPTION_DEFAULT = { type: "elastic", multiplex: 32 };
+
+const RULES: readonly Rule[] = [
+  {
+    path: "serve",
+    defaults: [null, SERVE_DEFAULT],
+    otherwise: "warn",
+    why: "verifiers-ts runs episodes in-process (no env-server pool)",
+  },
+  { path: "rich", defaults: [], otherwise: "drop", why: "display only (see --display)" },
+  {
+    path: "env.max_concurrent_agents",
+    defaults: [null, 1],
+    otherwise: "warn",
+    why: "a single-agent env runs one agent at a time",
+  },
+  {
+    path: "env.interception",
+    defaults: [INTERCEPTION_DEFAULT],
+    otherwise: "warn",
+    why: "verifiers-ts has one in-process interception server",
+  },
+  {
+    path: "client.type",
+    defaults: ["eval"],
+    otherwise: "refuse",
+    why: "only the eval client exists in verifiers-ts",
+  },
+  {
+    path: "env.agent.model",
+    defaults: [null],
+    otherwise: "refuse",
+    why: "per-agent models are not supported; set the run's `model`",
+  },
+  {
+    path: "env.agent.client",
+    defaults: [null],
+    otherwise: "refuse",
+    why: "per-agent clients are not supported; set the run's `client`",
+  },
+  {
+    path: "env.agent.sampling",
+    defaults: [null],
+    otherwise: "refuse",
+    why: "per-agent sampling is not supported; set the run's `sampling`",
+  },
+  {
+    path: "env.agent.runtime.allow",
+    defaults: [["*"]],
+    otherwise: "refuse",
+    why: "egress allowlists are not implemented by verifiers-ts runtimes",
+  },
+  {
+    path: "env.agent.runtime.block",
+    defaults: [[]],
+    otherwise: "refuse",
+    why: "egress blocklists are not implemented by verifiers-ts runtimes",
+  },
+  {
+    path: "env.agent.harness.tool_timeout",
+    defaults: [600, 600.0],
+    otherwise: "refuse",
+    why: "per-tool timeouts are not implemented (the bash harness has `command_timeout`)",
+  },
+  {
+    path: "env.agent.harness.disabled_tools",
+    defaults: [null],
+    otherwise: "refuse",
+    why: "disabling harness tools is not implemented",
+  },
+  {
+    path: "env.agent.harness.skills",
+    defaults: [[]],
+    otherwise: "refuse",
+    why: "harness skills are not implemented",
+  },
+  {
+    path: "env.agent.harness.search",
+    defaults: [false],
+    otherwise: "refuse",
+    why: "the bash harness has no web search tool",
+  },
+];
+
+function parentOf(root: Json, path: string[]): Record<string, unknown> | undefined {
+  let node: unknown = root;
+  for (const seg of path.slice(0, -1)) {
+    if (!isPlainObject(node)) return undefined;
+    node = (node as Record<string, unknown>)[seg];
+  }
+  return isPlainObject(node) ? node as Record<string, unknown> : undefined;
+}
+
+const same = (a: unknown, b: unknown) => pythonJsonDumps(a) === pythonJsonDumps(b);
+
+/**
+ * Takes Python-only keys out of `data` (merged file layers, mutated in place), and writes
+ * runtime type `local` as `subprocess`. `push = true` (Python's default) becomes false
+ * with a warning: verifiers-ts has no results upload.
+ */
+export function absorbPythonKeys(data: Json, source: (path: string) => string): Absorbed {
+  const out: Absorbed = { warnings: [], problems: [] };
+  if (!isPlainObject(data)) return out;
+  for (const rule of RULES) {
+    const path = rule.path.split(".");
+    const parent = parentOf(data, path);
+    const key = path[path.length - 1];
+    if (!parent || !(key in parent)) continue;
+    const value = parent[key];
+    const isDefault = rule.defaults.some((d) => same(d, value));
+    if (isDefault || rule.otherwise === "drop") {
+      delete parent[key];
+      continue;
+    }
+    if (rule.otherwise === "warn") {
+      delete parent[key];
+      out.warnings.push(`${source(rule.path)}: ignored — ${rule.why}`);
+    } else {
+      out.problems.push(
+        `${source(rule.path)}: ${pythonJsonDumps(value)} is a Python verifiers setting ` +
+          `verifiers-ts does not support (${rule.why}); remove it or set Python's default`,
+      );
+    }
+  }
+  const root = data as Record<string, unknown>;
+  if (root.push === true) {
+    root.push = false;
+    out.warnings.push(`${source("push")}: ignored — verifiers-ts does not upload results`);
+  }
+  const runtime = parentOf(data, ["env", "agent", "runtime", "type"]);
+  if (runtime && typeof runtime.type === "string" && SUBPROCESS_ALIASES.includes(runtime.type)) {
+    runtime.type = wireRuntimeType(runtime.type);
+  }
+  // Python's `harness = None` means the taskset's default harness, as a missing key does here.
+  const agent = parentOf(data, ["env", "agent", "harness"]);
+  if (agent && agent.harness === null) delete agent.harness;
+  return out;
+}
