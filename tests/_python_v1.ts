@@ -115,6 +115,10 @@ export function evalConfigProblems(config: Record<string, unknown>): string[] {
   const tasksetId = env?.taskset?.id;
   const harnessId = (env?.agent?.harness as Record<string, unknown> | undefined)?.id;
   const copy = structuredClone(config) as Record<string, unknown>;
+  const runtime = (copy.env as { agent?: { runtime?: { type?: string } } })?.agent?.runtime;
+  if (runtime && !PYTHON_RUNTIMES.includes(String(runtime.type))) {
+    (copy.env as { agent: { runtime: unknown } }).agent.runtime = { type: "subprocess" };
+  }
   let name = "eval_config";
   if (tasksetId === "reverse-text" && (harnessId === "bash" || harnessId === "null")) {
     name = `eval_config.reverse-text.${harnessId}`;
@@ -206,7 +210,9 @@ export function assertPythonReadable(runDir: string): void {
   const problems = runDirProblems(runDir);
   if (problems.length) {
     throw new Error(
-      `outputs in ${runDir} are not Python verifiers v1's:\n  ${problems.slice(0, 20).join("\n  ")}`,
+      `outputs in ${runDir} are not Python verifiers v1's:\n  ${
+        problems.slice(0, 20).join("\n  ")
+      }`,
     );
   }
 }

@@ -19,7 +19,7 @@ export function traceWithMessages(messages: Message[]): Trace {
     task: { type: "TaskData", data: {}, key: "", hash: "" },
     agent: {
       config: {},
-      runtime: { type: "local", id: null, borrowed: false },
+      runtime: { type: "subprocess", id: null, borrowed: false },
       name: "agent",
       trainable: true,
     },

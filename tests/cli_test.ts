@@ -40,7 +40,7 @@ describe("vf CLI", () => {
         ["taskset", "reverse-text"],
         ["harness", "bash"],
         ["judge", "match"],
-        ["runtime", "local"],
+        ["runtime", "subprocess"],
       ]
     ) {
       const line = lines.find((l) => l.startsWith(kind) && l.split(/\s+/)[1] === id);

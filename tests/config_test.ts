@@ -66,7 +66,7 @@ describe("loadEvalConfig() layers", () => {
     assert.equal(config.env.agent.max_input_tokens, 100);
     assert.equal(config.max_concurrent, 128);
     assert.equal(config.output_dir, "outputs");
-    assert.equal(config.env.agent.runtime.type, "local");
+    assert.equal(config.env.agent.runtime.type, "subprocess");
     assert.equal(config.env.agent.harness.id, "bash");
   });
 

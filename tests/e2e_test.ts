@@ -90,7 +90,7 @@ describe("end to end with a scripted model", () => {
       };
     };
     const { episodes, lines } = await evalInProcess([
-      "reverse-text",
+      "addition",
       "-n",
       "1",
       "-m",
@@ -166,7 +166,7 @@ describe("end to end with a scripted model", () => {
   it("records a max_turns refusal as the stop condition, without an error", async () => {
     script = () => ({ tool_calls: [{ name: "bash", arguments: { command: "true" } }] });
     const { episodes } = await evalInProcess([
-      "reverse-text",
+      "addition",
       "-n",
       "1",
       "-m",
@@ -179,7 +179,7 @@ describe("end to end with a scripted model", () => {
     assert.equal(t.stop_condition, "max_turns");
     assert.equal(t.ok, true);
     assert.equal(numTurns(t), 2);
-    assert.ok(t.rewards.lcs !== undefined && t.rewards.lcs !== null);
+    assert.ok(t.rewards.correct !== undefined && t.rewards.correct !== null);
   });
 
   it("turns a provider 500 into a ProviderError with status 500; all errored exits 3", async () => {
@@ -259,7 +259,7 @@ console.log("streamed=" + text);
     );
     const before = fake.requests.length;
     const { episodes } = await evalInProcess([
-      "reverse-text",
+      "addition",
       "-n",
       "1",
       "-m",

@@ -755,7 +755,12 @@ describe("interception server", () => {
       await received;
       session.close();
       assert.equal(trace.calls.length, 1);
-      assert.equal(trace.calls[0].error, "rollout session closed");
+      assert.deepEqual(trace.calls[0].error, {
+        type: "CancelledError",
+        message: "rollout session closed",
+        status_code: null,
+        traceback: null,
+      });
       const res = await pending;
       assert.equal(res.status, 409);
       await res.body?.cancel();

@@ -108,7 +108,7 @@ describe("vf eval exit codes and output", () => {
     const cwd = tmp();
     const r = await runCli(modelArgs(fake, 4, ["--display", "plain"]), { cwd, env: ENV });
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /^vf eval · .* · null harness · local runtime$/m);
+    assert.match(r.stderr, /^vf eval · .* · null harness · subprocess runtime$/m);
     assert.match(
       r.stderr,
       /^progress 4\/4 \(100\.0%\) · .* · reward 1\.000 \(0\.500\) · err 0\.500/m,

@@ -39,7 +39,7 @@ after(async () => {
 describe("local runtime plugin", () => {
   it("is a local runtime plugin with documented defaults", () => {
     assert.equal(local.kind, "runtime");
-    assert.equal(local.id, "local");
+    assert.equal(local.id, "subprocess");
     assert.equal(local.isLocal, true);
     assert.deepEqual(local.config.parse({}), { workdir_root: null, keep_workdir: false, env: {} });
     for (const key of ["workdir_root", "keep_workdir", "env"]) {
@@ -63,7 +63,7 @@ describe("local runtime plugin", () => {
 describe("local runtime", () => {
   it("has no identity before start and refuses to run", async () => {
     const rt = makeLocal();
-    assert.deepEqual(rt.info, { type: "local", id: null });
+    assert.deepEqual(rt.info, { type: "subprocess", id: null });
     assert.equal(rt.isLocal, true);
     assert.equal(rt.timeoutS, null);
     assert.equal(await rt.alive(), false);
@@ -78,7 +78,7 @@ describe("local runtime", () => {
     const dir = rt.workdir;
     assert.equal(dirname(dir), await realpath(tmpdir()));
     assert.match(basename(dir), /^vf-trace_42_x-/);
-    assert.deepEqual(rt.info, { type: "local", id: dir });
+    assert.deepEqual(rt.info, { type: "subprocess", id: dir });
     assert.equal((await rt.run(["pwd"])).stdout, `${dir}\n`);
     await rt.stop();
     assert.equal(existsSync(dir), false);

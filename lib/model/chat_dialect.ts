@@ -72,7 +72,9 @@ function optionalNum(value: unknown): number | null {
 export const FINISH_REASONS: readonly string[] = ["stop", "length", "tool_calls"];
 
 /** A provider's finish reason as the trace records it: anything else becomes null. */
-export function normalizeFinishReason(reason: string | null): "stop" | "length" | "tool_calls" | null {
+export function normalizeFinishReason(
+  reason: string | null,
+): "stop" | "length" | "tool_calls" | null {
   return reason !== null && FINISH_REASONS.includes(reason)
     ? reason as "stop" | "length" | "tool_calls"
     : null;

@@ -149,7 +149,11 @@ interface InFlight {
 }
 
 /** A call's error record, shaped as Python's `Error` (verifiers/v1/trace.py@a60a606). */
-function callError(type: string, message: string, statusCode: number | null = null): TraceErrorRecord {
+function callError(
+  type: string,
+  message: string,
+  statusCode: number | null = null,
+): TraceErrorRecord {
   return { type, message, status_code: statusCode, traceback: null };
 }
 

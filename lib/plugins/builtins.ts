@@ -36,7 +36,10 @@ export const BUILTINS: Record<PluginKind, Record<string, Importer>> = {
   },
 };
 
-/** The built-in ids of a kind, sorted. */
+/** Ids accepted for a built-in whose own id is another (`local` is `subprocess`). */
+export const BUILTIN_ALIASES: Record<string, string> = { local: "subprocess" };
+
+/** The built-in ids of a kind, sorted (aliases left out). */
 export function builtinIds(kind: PluginKind): string[] {
-  return Object.keys(BUILTINS[kind]).sort();
+  return Object.keys(BUILTINS[kind]).filter((id) => !(id in BUILTIN_ALIASES)).sort();
 }

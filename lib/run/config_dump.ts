@@ -52,7 +52,9 @@ function splitKeys(
   return { wire, extras };
 }
 
-function split(config: EvalConfig): { dump: Record<string, unknown>; side: Record<string, unknown> } {
+function split(
+  config: EvalConfig,
+): { dump: Record<string, unknown>; side: Record<string, unknown> } {
   const dump = structuredClone(config) as Record<string, unknown>;
   for (const k of [...LAUNCH_ONLY_KEYS, ...INVOCATION_ONLY_KEYS]) delete dump[k];
   const side: Record<string, unknown> = {};

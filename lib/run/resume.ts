@@ -113,12 +113,14 @@ export function checkResumeConfig(runDir: string, config: EvalConfig): void {
   }
   absorbPythonKeys(saved as Json, (p) => p);
   const side = readSidecarBeside(path, runDir);
-  if (side && !side.ok) throw new InputError("resume_config_unreadable", `Cannot resume: ${side.problem}`);
+  if (side && !side.ok) {
+    throw new InputError("resume_config_unreadable", `Cannot resume: ${side.problem}`);
+  }
   const savedAll = side ? mergeConfig(saved as Json, side.data) as Record<string, unknown> : saved;
   const before = comparable(savedAll as Record<string, unknown>);
-  const now = comparable(
-    mergeConfig(configForDump(config) as Json, sidecarFor(config) as Json) as Record<string, unknown>,
-  );
+  const nowAll = mergeConfig(configForDump(config) as Json, sidecarFor(config) as Json) as Json;
+  absorbPythonKeys(nowAll, (p) => p);
+  const now = comparable(nowAll as Record<string, unknown>);
   if (configDigest(before) === configDigest(now)) return;
   const keys = differingSavedKeys(before, now, side !== undefined);
   if (keys.length === 0) return;

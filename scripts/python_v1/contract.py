@@ -169,9 +169,10 @@ def _header(schema: dict, commit: str, model: str) -> dict:
     }
 
 
-def narrowed_eval_config(taskset_id: str, harness_id: str):
-    """`EvalConfig` with `env.taskset` and `env.agent.harness` narrowed to the plugins'
-    own config classes, as `EvalConfig._resolve_env` narrows them by id at validation."""
+def narrowed_eval_config(taskset_id: str | None, harness_id: str | None):
+    """`EvalConfig` with `env` narrowed to `SingleAgentEnvConfig` (what every plain taskset
+    resolves to) and `env.taskset` / `env.agent.harness` to the plugins' own config classes,
+    as `EvalConfig._resolve_env` narrows them by id at validation (None: the base class)."""
     from pydantic import create_model
 
     from verifiers.v1.configs.agent import AgentConfig
@@ -179,8 +180,11 @@ def narrowed_eval_config(taskset_id: str, harness_id: str):
     from verifiers.v1.envs.single_agent import SingleAgentEnvConfig
     from verifiers.v1.utils.loaders import harness_config_type, taskset_config_type
 
-    taskset_cls = taskset_config_type(taskset_id)
-    harness_cls = harness_config_type(harness_id)
+    from verifiers.v1.configs.harness import HarnessConfig
+    from verifiers.v1.configs.taskset import TasksetConfig
+
+    taskset_cls = taskset_config_type(taskset_id) if taskset_id else TasksetConfig
+    harness_cls = harness_config_type(harness_id) if harness_id else HarnessConfig
     agent = create_model(
         f"AgentConfig_{harness_cls.__name__}",
         __base__=AgentConfig,
@@ -189,7 +193,7 @@ def narrowed_eval_config(taskset_id: str, harness_id: str):
     env = create_model(
         f"SingleAgentEnvConfig_{taskset_cls.__name__}",
         __base__=SingleAgentEnvConfig,
-        taskset=(taskset_cls, taskset_cls(id=taskset_id)),
+        taskset=(taskset_cls, taskset_cls(id=taskset_id or "")),
         agent=(agent, agent()),
     )
     return create_model(
@@ -200,14 +204,17 @@ def narrowed_eval_config(taskset_id: str, harness_id: str):
 
 
 def write_schemas(out: Path, commit: str) -> list[Path]:
-    from verifiers.v1.configs.cli.eval import EvalConfig
     from verifiers.v1.episode import WireEpisode
     from verifiers.v1.trace import WireTrace
 
     models = [
         ("wire_episode", WireEpisode, "verifiers.v1.episode.WireEpisode"),
         ("wire_trace", WireTrace, "verifiers.v1.trace.WireTrace"),
-        ("eval_config", EvalConfig, "verifiers.v1.configs.cli.eval.EvalConfig"),
+        (
+            "eval_config",
+            narrowed_eval_config(None, None),
+            "verifiers.v1.configs.cli.eval.EvalConfig (single-agent env, base taskset and harness)",
+        ),
     ]
     for harness in ("bash", "null"):
         models.append(
@@ -230,13 +237,15 @@ def write_schemas(out: Path, commit: str) -> list[Path]:
 
 # ---------------------------------------------------------------- golden run
 
+# The first two rows of verifiers-ts's bundled reverse-text sentences, so that `vf eval
+# --resume` of this run selects the same tasks (same `task.hash`).
 GOLDEN_PROMPTS = [
     "The quick brown fox jumps over the lazy dog.",
-    "Pack my box with five dozen liquor jugs.",
+    "A journey of a thousand miles begins with a single step.",
 ]
 GOLDEN_REPLIES = [
     "<reversed_text>.god yzal eht revo spmuj xof nworb kciuq ehT</reversed_text>",
-    "<reversed_text>.sguj rouqil nezod evif htiw xob ym kcaP</reversed_text>",
+    "<reversed_text>.pets elgnis a htiw snigeb selim dnasuoht a fo yenruoj A</reversed_text>",
 ]
 GOLDEN_CONFIG = {
     "env": {

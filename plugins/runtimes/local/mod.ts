@@ -66,9 +66,9 @@ export class LocalRuntime implements Runtime {
     this.#name = name;
   }
 
-  /** `{type: "local", id: <workdir path>}`; id is null before the first start. */
+  /** `{type: "subprocess", id: <workdir path>}`; id is null before the first start. */
   get info(): RuntimeInfo {
-    return { type: "local", id: this.#workdir };
+    return { type: "subprocess", id: this.#workdir };
   }
 
   /** True once stopped (reset by a later `start()`). */
@@ -278,13 +278,13 @@ function safeName(name: string): string {
 
 /** The `local` runtime plugin. */
 export default defineRuntime({
-  id: "local",
+  id: "subprocess",
   description: "Runs commands as subprocesses on this machine, in a fresh temporary directory",
   isLocal: true,
   config: LocalRuntimeConfig,
   create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime {
     const data = parsePluginConfig(
-      'runtime "local"',
+      'runtime "subprocess"',
       LocalRuntimeConfig,
       config,
       "Keys: workdir_root (path or null), keep_workdir (bool), env (table of strings)",

@@ -1,0 +1,303 @@
+/**
+ * Outputs exchangeable with Python verifiers v1 (upstream a60a606): what `vf` writes is
+ * what Python's pydantic models load (through the JSON Schemas generated from them, and the
+ * real models where python3 + pydantic + an upstream checkout are present), and a run
+ * Python's own writer produced is one `vf` runs and resumes.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { loadEvalConfig } from "../lib/config/load_config.ts";
+import { ConfigError } from "../lib/errors.ts";
+import { taskHash } from "../lib/tasks/hash.ts";
+import type { Episode } from "../lib/trace/types.ts";
+import { evalInProcess } from "./_eval.ts";
+import {
+  copyRunDir,
+  episodeProblems,
+  evalConfigProblems,
+  loadSchema,
+  PYTHON_GOLDEN_RUN,
+  pythonResumeKeeps,
+  pythonTaskKey,
+  realPythonUnavailable,
+  runDirProblems,
+  runRealPython,
+} from "./_python_v1.ts";
+import { prepare, run, tmp, traceLines } from "./_run.ts";
+import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
+import { runEval } from "../lib/run/run_eval.ts";
+
+const FIXTURES = join(import.meta.dirname!, "fixtures");
+type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
+
+/** Checks a run directory with Python's real models, or says visibly why it cannot. */
+function checkWithRealPython(runDir: string, okIds: string[], keys: string[], rollouts: number) {
+  const why = realPythonUnavailable();
+  if (why) {
+    console.log(`# skipped the real Python v1 models check: ${why}`);
+    return;
+  }
+  const lines = traceLines(runDir);
+  const answers = runRealPython([
+    ...lines.map((l) => ({ kind: "episode", value: JSON.parse(l) })),
+    ...lines.map((l) => ({ kind: "task_key", value: JSON.parse(l).task.data })),
+    {
+      kind: "eval_config",
+      value: JSON.parse(readFileSync(join(runDir, "configs", "eval.json"), "utf8")),
+    },
+    { kind: "resume", value: { dir: copyRunDir(runDir), keys, num_rollouts: rollouts } },
+  ]);
+  const n = lines.length;
+  answers.slice(0, n).forEach((a, i) => assert.ok(a.ok, `line ${i + 1}: ${a.error}`));
+  answers.slice(n, 2 * n).forEach((a, i) =>
+    assert.equal(a.key, JSON.parse(lines[i]).task.hash, `task_key(task.data) of line ${i + 1}`)
+  );
+  const config = answers[2 * n];
+  const tasksetId = JSON.parse(readFileSync(join(runDir, "configs", "eval.json"), "utf8")).env
+    .taskset.id;
+  if (tasksetId === "reverse-text") assert.ok(config.ok, `EvalConfig: ${config.error}`);
+  assert.deepEqual(answers[2 * n + 1].kept?.sort(), [...okIds].sort(), "Python's resume keeps");
+}
+
+function selectedKeys(episodes: Episode[]): string[] {
+  return [...new Set(episodes.map((e) => e.task.hash))];
+}
+
+/** Every check of one vf run: schemas, task keys, Python's resume selection, real models. */
+function assertExchangeable(out: { runDir: string; episodes: Episode[] }, rollouts = 1) {
+  assert.deepEqual(runDirProblems(out.runDir), []);
+  const okIds = out.episodes.filter((e) => e.ok).map((e) => e.id);
+  const keys = selectedKeys(out.episodes);
+  assert.deepEqual(
+    pythonResumeKeeps(traceLines(out.runDir), keys, rollouts).sort(),
+    [...okIds].sort(),
+    "the ported resume loader keeps exactly the ok episodes",
+  );
+  checkWithRealPython(out.runDir, okIds, keys, rollouts);
+}
+
+describe("the Python v1 schemas", () => {
+  it("record the pinned upstream commit they were generated from", () => {
+    for (const name of ["wire_episode", "wire_trace", "eval_config"]) {
+      const header = loadSchema(name)["x-upstream"] as { commit: string; model: string };
+      assert.match(header.commit, /^a60a606[0-9a-f]{33}$/, name);
+      assert.match(header.model, /^verifiers\.v1\./);
+    }
+  });
+
+  it("accept Python's own golden run and fail when one field is renamed", () => {
+    assert.deepEqual(runDirProblems(PYTHON_GOLDEN_RUN), []);
+    const line = traceLines(PYTHON_GOLDEN_RUN)[0];
+    assert.deepEqual(episodeProblems(line), []);
+    const renamedTask = JSON.parse(line);
+    renamedTask.traces[0].tasks = renamedTask.traces[0].task;
+    delete renamedTask.traces[0].task;
+    assert.match(
+      episodeProblems(JSON.stringify(renamedTask)).join("\n"),
+      /required property 'task'/,
+    );
+    const renamedRetries = JSON.parse(line);
+    const retries = renamedRetries.traces[0].agent.config.retries;
+    retries.max_retry = retries.max_retries;
+    delete retries.max_retries;
+    assert.match(episodeProblems(JSON.stringify(renamedRetries)).join("\n"), /max_retry/);
+    const config = JSON.parse(
+      readFileSync(join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), "utf8"),
+    );
+    assert.deepEqual(evalConfigProblems(config), []);
+    config.num_rollout = config.num_rollouts;
+    delete config.num_rollouts;
+    assert.match(evalConfigProblems(config).join("\n"), /num_rollout/);
+  });
+
+  it("keep task_key(task.data) == task.hash on Python's lines, as our hash computes it", () => {
+    for (const line of traceLines(PYTHON_GOLDEN_RUN)) {
+      const row = JSON.parse(line);
+      assert.equal(pythonTaskKey(row.task.data), row.task.hash);
+      assert.equal(taskHash(row.task.data), row.task.hash);
+    }
+  });
+});
+
+describe("vf outputs that Python v1 loads, and Python runs that vf continues", () => {
+  let fake: Fake;
+  let reply: (body: Record<string, unknown>, index: number) => FakeReply | string;
+  const reversed = (body: Record<string, unknown>) => {
+    const messages = body.messages as { role: string; content: string }[];
+    const prompt = messages.filter((m) => m.role === "user").at(-1)!.content;
+    return `<reversed_text>${Array.from(prompt).reverse().join("")}</reversed_text>`;
+  };
+  before(async () => {
+    process.env.VF_TEST_KEY = "sk-contract-secret";
+    fake = await startFakeOpenAI({ script: (b, i) => reply(b, i) });
+  });
+  after(async () => await fake.close());
+  const client = () => ["--client.base-url", fake.url, "--client.api-key-var", "VF_TEST_KEY"];
+
+  it("demo config with the oracle: every line and eval.json load in Python", async () => {
+    const out = await evalInProcess([
+      "@",
+      join(import.meta.dirname!, "..", "examples", "quickstart.toml"),
+      "-m",
+      "oracle",
+      "-n",
+      "3",
+    ]);
+    assert.equal(out.episodes.length, 3);
+    assertExchangeable(out);
+  });
+
+  it("reverse-text against a loopback model, on the `local` alias written as subprocess", async () => {
+    reply = (b) => reversed(b);
+    const out = await evalInProcess([
+      "reverse-text",
+      "-n",
+      "3",
+      "-r",
+      "2",
+      "-m",
+      "m",
+      "--env.agent.harness.id",
+      "null",
+      "--env.agent.runtime.type",
+      "local",
+      ...client(),
+    ]);
+    const t = out.episodes[0].traces[0];
+    assert.equal(t.agent.runtime.type, "subprocess");
+    assert.deepEqual(t.agent.config.runtime, { type: "subprocess" });
+    assert.equal(t.task.type, "ReverseTextTask");
+    assert.equal(t.rewards.lcs?.score, 1);
+    assert.equal(t.verifiers.version, "0.0.0+unknown");
+    assert.match(String(t.verifiers.producer), /^verifiers-ts /);
+    const config = JSON.parse(readFileSync(join(out.runDir, "configs", "eval.json"), "utf8"));
+    assert.equal(config.env.agent.runtime.type, "subprocess");
+    for (const k of ["display", "fail_on_error", "lock", "frozen", "seed"]) {
+      assert.ok(!(k in config), k);
+    }
+    const side = JSON.parse(readFileSync(join(out.runDir, "configs", "verifiers-ts.json"), "utf8"));
+    assert.equal(side.seed, null);
+    assertExchangeable(out, 2);
+  });
+
+  it("every model call failing: calls carry Python's Error object, and resume keeps none", async () => {
+    reply = () => ({ status: 500, error: "the model fell over" });
+    const out = await evalInProcess(["echo", "-n", "2", "-m", "m", ...client()]);
+    const call = out.episodes[0].traces[0].calls[0];
+    assert.equal(call.error?.type, "ProviderError");
+    assert.equal(call.error?.status_code, 500);
+    assert.ok(out.episodes.every((e) => !e.ok));
+    assertExchangeable(out);
+  });
+
+  it("a provider finishing with content_filter: finish_reason null, the native reason kept aside", async () => {
+    reply = () => ({ content: "I can't help with that.", finish_reason: "content_filter" });
+    const out = await evalInProcess(["echo", "-n", "1", "-m", "m", ...client()]);
+    const call = out.episodes[0].traces[0].calls[0];
+    assert.equal(call.finish_reason, null);
+    assert.equal(call.native_finish_reason, "content_filter");
+    assertExchangeable(out);
+  });
+
+  it("a tiny episode timeout: TimeoutError, the trace in flight dropped as Python drops it", async () => {
+    reply = () => new Promise((r) => setTimeout(() => r({ content: "late" }), 1500)) as never;
+    const cwd = tmp();
+    const { runDir } = await run(
+      ["echo", "-n", "2", "-m", "m", ...client(), "--env.timeout.episode", "0.05"],
+      cwd,
+      { graceMs: 5000 },
+    );
+    const episodes = traceLines(runDir).map((l) => JSON.parse(l) as Episode);
+    for (const e of episodes) {
+      assert.deepEqual(e.traces, []);
+      assert.equal(e.errors[0].type, "TimeoutError");
+    }
+    assertExchangeable({ runDir, episodes });
+  });
+
+  it("a judge whose model fails: the trace errors and still loads in Python", async () => {
+    reply = (_b, i) => i % 2 === 0 ? "Paris" : { status: 500, error: "judge down" };
+    const out = await evalInProcess([
+      "jsonl",
+      "--env.taskset.path",
+      join(FIXTURES, "tasksets", "qa.jsonl"),
+      "-n",
+      "1",
+      "-m",
+      "m",
+      "--env.agent.harness.id",
+      "null",
+      "--env.taskset.task.judges",
+      JSON.stringify([{ id: "reference" }]),
+      ...client(),
+    ]);
+    assert.equal(out.episodes[0].ok, false);
+    assertExchangeable(out);
+  });
+
+  it("runs `vf eval @ <Python's eval.json>`, Python's keys taken in without warnings", async () => {
+    reply = (b) => reversed(b);
+    const cwd = tmp();
+    const p = await prepare(
+      ["@", join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), ...client(), "-o", cwd],
+      cwd,
+    );
+    assert.deepEqual(p.loaded.warnings, []);
+    assert.equal(p.loaded.config.env.agent.runtime.type, "subprocess");
+    assert.equal(p.loaded.config.env.agent.harness.id, "null");
+    const { summary } = await runEval(p.loaded, { runDir: p.runDir, cwd });
+    assert.equal(summary.counts.episodes, 2);
+    assert.deepEqual(runDirProblems(p.runDir), []);
+    const golden = traceLines(PYTHON_GOLDEN_RUN).map((l) => JSON.parse(l).task.hash);
+    assert.deepEqual(
+      traceLines(p.runDir).map((l) => JSON.parse(l).task.hash).sort(),
+      golden.sort(),
+    );
+  });
+
+  it("resumes a run Python wrote: keeps its ok episode byte for byte, reruns only the rest", async () => {
+    reply = (b) => reversed(b);
+    const dir = copyRunDir(PYTHON_GOLDEN_RUN);
+    const [first] = traceLines(dir);
+    writeFileSync(join(dir, "traces.jsonl"), first + "\n");
+    // As if Python had run against this loopback model (the client is part of the run).
+    const configPath = join(dir, "configs", "eval.json");
+    const config = JSON.parse(readFileSync(configPath, "utf8"));
+    config.client.base_url = fake.url;
+    config.client.api_key_var = "VF_TEST_KEY";
+    writeFileSync(configPath, JSON.stringify(config, null, 2));
+    const p = await prepare(["--resume", dir], dir);
+    const before = fake.requests.length;
+    await runEval(p.loaded, { runDir: p.runDir, cwd: dir });
+    assert.equal(fake.requests.length - before, 1, "only the missing episode is run");
+    const lines = traceLines(dir);
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0], first);
+    assert.deepEqual(runDirProblems(dir), []);
+  });
+
+  it("refuses a Python setting that changes results, naming it; warns on a harmless one", async () => {
+    const cwd = tmp();
+    const config = JSON.parse(
+      readFileSync(join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), "utf8"),
+    );
+    config.env.agent.runtime.allow = ["example.com"];
+    config.serve = { pool: { type: "static", workers: 2 }, address: null, max_concurrent: null };
+    const path = join(cwd, "py.json");
+    writeFileSync(path, JSON.stringify(config));
+    await assert.rejects(
+      loadEvalConfig(["@", path], { cwd }),
+      (e: unknown) =>
+        e instanceof ConfigError && /env\.agent\.runtime\.allow/.test(e.message) &&
+        /egress allowlists/.test(e.message),
+    );
+    delete config.env.agent.runtime.allow;
+    writeFileSync(path, JSON.stringify(config));
+    const loaded = await loadEvalConfig(["@", path], { cwd });
+    assert.equal(loaded.warnings?.length, 1);
+    assert.match(loaded.warnings![0], /serve.*ignored/);
+  });
+});
