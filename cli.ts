@@ -25,6 +25,7 @@ Usage:
   vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>
   vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]   (scaffold a plugin package)
   vf bridge prime-eval <target> [args...]   (for \`prime eval\`: a v1 config or a taskset id)
+  vf view <run-dir> [<run-dir>...] [--port <n>] | --out <file.html>   (runs in the browser)
   vf --version | --help
   vf <command> --help   (each command's usage and examples; a group alone lists its subcommands)
 
@@ -118,6 +119,10 @@ export async function main(argv: string[]): Promise<number> {
     case "bridge": {
       const { bridgeCommand } = await import("./lib/cli/bridge_command.ts");
       return await bridgeCommand(rest);
+    }
+    case "view": {
+      const { viewCommand } = await import("./lib/cli/view_command.ts");
+      return await viewCommand(rest);
     }
     default:
       await err(`${paint("error:", "red")} unknown command "${command}"\n\n${USAGE}`);
