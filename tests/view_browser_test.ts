@@ -85,7 +85,8 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     ], { cwd: ROOT, timeoutMs: 120_000 });
     assert.equal(ok.code, 0, ok.stderr);
     demo = runDirOf(join(tmp, "demo"));
-    // The same tasks with a model endpoint that refuses connections: every episode errors.
+    // The same tasks with a model endpoint that refuses connections: every episode errors
+    // (--fail-on-error 100: exit 0 although all of them did).
     const bad = await runCli([
       "eval",
       "@",
@@ -98,6 +99,8 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
       join(tmp, "broken"),
       "--display",
       "none",
+      "--fail-on-error",
+      "100",
     ], { cwd: ROOT, timeoutMs: 120_000 });
     assert.equal(bad.code, 0, bad.stderr);
     broken = runDirOf(join(tmp, "broken"));
