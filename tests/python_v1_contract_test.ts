@@ -29,6 +29,8 @@ import {
 import { prepare, run, tmp, traceLines } from "./_run.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { runEval } from "../lib/run/run_eval.ts";
+import { wireTaskData } from "../lib/rollout/new_trace.ts";
+import { runCli } from "./_cli.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
@@ -279,25 +281,75 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     assert.deepEqual(runDirProblems(dir), []);
   });
 
-  it("refuses a Python setting that changes results, naming it; warns on a harmless one", async () => {
+  it("refuses each Python setting that changes results, naming it, with exit 2", async () => {
+    const cwd = tmp();
+    const base = JSON.parse(readFileSync(join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), "utf8"));
+    // deno-lint-ignore no-explicit-any
+    const refused: [string, (c: Record<string, any>) => void][] = [
+      ["env.agent.runtime.allow", (c) => c.env.agent.runtime.allow = ["example.com"]],
+      ["env.agent.runtime.block", (c) => c.env.agent.runtime.block = ["example.com"]],
+      ["env.agent.harness.tool_timeout", (c) => c.env.agent.harness.tool_timeout = 30],
+      ["env.agent.harness.disabled_tools", (c) => c.env.agent.harness.disabled_tools = ["edit"]],
+      ["env.agent.harness.skills", (c) => c.env.agent.harness.skills = ["a.md"]],
+      ["env.agent.harness.search", (c) => c.env.agent.harness.search = true],
+      ["env.agent.model", (c) => c.env.agent.model = "other"],
+      ["env.agent.client", (c) => c.env.agent.client = { base_url: "http://x/v1" }],
+      ["env.agent.sampling", (c) => c.env.agent.sampling = { temperature: 1 }],
+      ["client.type", (c) => c.client.type = "train"],
+    ];
+    for (const [key, change] of refused) {
+      const config = structuredClone(base);
+      change(config);
+      const path = join(cwd, "py.json");
+      writeFileSync(path, JSON.stringify(config));
+      await assert.rejects(
+        loadEvalConfig(["@", path], { cwd }),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(key),
+        key,
+      );
+    }
+    const r = await runCli(["eval", "@", join(cwd, "py.json"), "--dry-run"], { cwd });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /client\.type/);
+  });
+
+  it("ignores harmless Python settings with a warning each, and push = true", async () => {
     const cwd = tmp();
     const config = JSON.parse(
       readFileSync(join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), "utf8"),
     );
-    config.env.agent.runtime.allow = ["example.com"];
     config.serve = { pool: { type: "static", workers: 2 }, address: null, max_concurrent: null };
+    config.env.interception = { type: "static", multiplex: 8 };
+    config.env.max_concurrent_agents = 2;
+    config.push = true;
     const path = join(cwd, "py.json");
     writeFileSync(path, JSON.stringify(config));
-    await assert.rejects(
-      loadEvalConfig(["@", path], { cwd }),
-      (e: unknown) =>
-        e instanceof ConfigError && /env\.agent\.runtime\.allow/.test(e.message) &&
-        /egress allowlists/.test(e.message),
-    );
-    delete config.env.agent.runtime.allow;
-    writeFileSync(path, JSON.stringify(config));
     const loaded = await loadEvalConfig(["@", path], { cwd });
-    assert.equal(loaded.warnings?.length, 1);
-    assert.match(loaded.warnings![0], /serve.*ignored/);
+    const warnings = (loaded.warnings ?? []).join("\n");
+    for (const key of ["serve", "env.interception", "env.max_concurrent_agents", "push"]) {
+      assert.match(warnings, new RegExp(`${key.replace(".", "\\.")}.*ignored`), key);
+    }
+    assert.equal(loaded.config.push, false);
+  });
+
+  it("reverse-text accepts only Python's dataset id (its rows are the bundled sentences)", async () => {
+    const cwd = tmp();
+    await assert.rejects(
+      loadEvalConfig(["reverse-text", "-m", "m", "--env.taskset.dataset-name", "me/other"], {
+        cwd,
+      }),
+      (e: unknown) => e instanceof ConfigError && /PrimeIntellect\/Reverse-Text-RL/.test(e.message),
+    );
+  });
+
+  it("writes an integral float timeout as an int, so Python's task_key of it differs (known)", () => {
+    const data = { prompt: "p", timeout: { agent: 5 } };
+    const wire = JSON.parse(JSON.stringify(wireTaskData(data)));
+    assert.notEqual(pythonTaskKey(wire), taskHash(data));
+    const fractional = { prompt: "p", timeout: { agent: 5.5 } };
+    assert.equal(
+      pythonTaskKey(JSON.parse(JSON.stringify(wireTaskData(fractional)))),
+      taskHash(fractional),
+    );
   });
 });
