@@ -121,7 +121,8 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
       join(tmp, "live-run"),
       [0, 1, 2].map((t) => fakeEpisode({ task: t, reward: 1 })),
     );
-    viewer = await startViewer([demo, broken, python, big, live]);
+    const golden = join(ROOT, "tests", "fixtures", "python_v1", "golden", "reverse-text");
+    viewer = await startViewer([demo, broken, python, big, live, golden]);
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.on("request", (r) => requests.push(r.url()));
@@ -137,7 +138,7 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     await page.goto(viewer.url);
     await page.locator("#tasks-0 tbody tr").first().waitFor();
     const header = await page.locator(".run-header").innerText();
-    for (const word of ["shell-basics", "oracle", "bash", "local", "completed"]) {
+    for (const word of ["shell-basics", "oracle", "bash", "subprocess", "completed"]) {
       assert.match(header, new RegExp(word));
     }
     assert.match(header, /Episodes\s*10/);
@@ -228,6 +229,22 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     assert.equal((await rowTexts(page, "compare-0-1")).length, 10);
     assert.match((await rowTexts(page, "compare-0-1"))[0], /1\s+0\s+-1\s+regressed/);
     await page.screenshot({ path: join(IMAGES, "view-compare.png"), fullPage: true });
+  });
+
+  it("reads the golden run written by Python verifiers v1", async () => {
+    await page.goto(`${viewer.url}#run=5`);
+    await page.locator("#tasks-5 tbody tr").first().waitFor();
+    const header = await page.locator(".run-header").innerText();
+    for (const word of ["reverse-text--test-model--null--python0", "test-model", "subprocess"]) {
+      assert.match(header, new RegExp(word));
+    }
+    await page.getByRole("link", { name: /The quick brown fox/ }).click();
+    await page.getByRole("link", { name: /^#\d+$/ }).click();
+    await page.locator(".conversation").waitFor();
+    const body = await page.locator("main").innerText();
+    assert.match(body, /Stop condition\s*single_turn/);
+    assert.match(body, /model call 1: test-model, stop/);
+    assert.match(body, /lcs\s+1\s+1/);
   });
 
   it("reads a run in Python's record shape, model call errors included", async () => {

@@ -189,6 +189,42 @@ describe("RunIndex", () => {
   });
 });
 
+describe("a run written by Python verifiers v1", () => {
+  it("reads the golden run Python's own models wrote (tests/fixtures/python_v1/golden)", () => {
+    const dir = join(import.meta.dirname!, "fixtures", "python_v1", "golden", "reverse-text");
+    const index = new RunIndex(dir);
+    const lines = readFileSync(join(dir, "traces.jsonl"), "utf8").trimEnd().split("\n");
+    assert.equal(index.rows.length, lines.length);
+    assert.equal(index.unreadable, 0);
+    lines.forEach((line, i) => assert.equal(index.episodeText(i), line));
+    const first = JSON.parse(lines[0]);
+    assert.equal(index.rows[0].task.key, first.task.key);
+    assert.equal(index.rows[0].task.label, first.task.data.prompt);
+    assert.equal(index.rows[0].reward, first.traces[0].rewards.lcs.score);
+    assert.equal(index.rows[0].stop, first.traces[0].stop_condition);
+    assert.equal(index.rows[0].cost, first.traces[0].calls[0].usage.cost);
+    const view = runView(index);
+    assert.deepEqual(
+      [
+        view.header.title,
+        view.header.taskset,
+        view.header.model,
+        view.header.harness,
+        view.header.runtime,
+      ],
+      [
+        "reverse-text--test-model--null--python0",
+        "reverse-text",
+        "test-model",
+        "null",
+        "subprocess",
+      ],
+    );
+    assert.equal(view.tasks.length, lines.length);
+    assert.equal(view.errors.length, 0);
+  });
+});
+
 describe("runView", () => {
   it("makes the per-task table, pass@k and errors by type from the episodes", () => {
     const dir = tempDir();
