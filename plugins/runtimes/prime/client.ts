@@ -761,6 +761,12 @@ export class PrimeClient {
   /**
    * Sends a signal to a command-session process (VM sandboxes), re-authenticating once on
    * `unauthenticated` and never retried otherwise (`_execute_process_control_rpc`).
+   *
+   * There is deliberately no counterpart of the SDK's `open_process` (a live process with
+   * stdin writes and signals): the runtime contract (lib/runtime/runtime.ts) runs a program
+   * to its end with its whole stdin given up front, which runtime.ts does the same way on
+   * containers and VMs (an uploaded stdin file and a background job), so nothing here
+   * would call it.
    */
   async sendSignal(id: string, pid: number, signal: number): Promise<void> {
     for (let reauth = 0;; reauth++) {
