@@ -28,28 +28,43 @@ import { type PrimeFake, startPrimeFake } from "./fakes/prime_server.ts";
 const DRIVER = join(import.meta.dirname!, "fixtures", "prime_sdk", "driver.py");
 const DEBIAN_PACKAGES = "/usr/lib/python3/dist-packages";
 
-function pythonPath(): string {
-  const parts = [process.env.PRIME_SDK_SRC, process.env.PYTHONPATH];
-  if (existsSync(DEBIAN_PACKAGES)) parts.push(DEBIAN_PACKAGES);
+/** PYTHONPATH with the SDK source, if named, and `extra` directories last. */
+function pythonPath(extra: string[] = []): string {
+  const parts = [process.env.PRIME_SDK_SRC, process.env.PYTHONPATH, ...extra];
   return parts.filter((p): p is string => !!p).join(delimiter);
 }
 
-/** Why the SDK cannot run here, or null when it can. */
-function unavailable(): string | null {
+/** The modules the SDK needs that python3 cannot find with `path` (or why python3 failed). */
+function missingModules(path: string): string {
   const probe = spawnSync("python3", [
     "-c",
-    "import importlib.util as u, sys\n" +
-    "missing = [m for m in ('httpx', 'tenacity', 'aiofiles', 'pydantic', 'prime_sandboxes') if u.find_spec(m) is None]\n" +
-    "print(' '.join(missing))",
-  ], { env: { ...process.env, PYTHONPATH: pythonPath() }, encoding: "utf8" });
+    "import importlib.util as u\n" +
+    "print(' '.join(m for m in ('httpx', 'tenacity', 'aiofiles', 'pydantic', 'prime_sandboxes') if u.find_spec(m) is None))",
+  ], { env: { ...process.env, PYTHONPATH: path }, encoding: "utf8" });
   if (probe.error || probe.status !== 0) {
     return `python3 did not run (${probe.error ?? probe.stderr})`;
   }
-  const missing = probe.stdout.trim();
-  if (missing) {
-    return `Python modules missing: ${missing} (set PRIME_SDK_SRC to the SDK's src directory; apt-get install python3-httpx python3-tenacity python3-aiofiles)`;
-  }
-  return null;
+  return probe.stdout.trim();
+}
+
+/**
+ * The PYTHONPATH the SDK runs with: Debian's dist-packages are added (last) only when the
+ * interpreter lacks the modules otherwise, so installed newer versions win.
+ */
+function sdkPath(): { path: string; missing: string } {
+  const plain = pythonPath();
+  const missing = missingModules(plain);
+  if (!missing || !existsSync(DEBIAN_PACKAGES)) return { path: plain, missing };
+  const withDebian = pythonPath([DEBIAN_PACKAGES]);
+  return { path: withDebian, missing: missingModules(withDebian) };
+}
+
+const SDK = sdkPath();
+
+/** Why the SDK cannot run here, or null when it can. */
+function unavailable(): string | null {
+  if (!SDK.missing) return null;
+  return `Python modules missing: ${SDK.missing} (set PRIME_SDK_SRC to the SDK's src directory; apt-get install python3-httpx python3-tenacity python3-aiofiles)`;
 }
 
 const skip = unavailable();
@@ -85,7 +100,7 @@ describe("the official Prime SDK against our Prime fake", () => {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: home,
-          PYTHONPATH: pythonPath(),
+          PYTHONPATH: SDK.path,
           PRIME_API_BASE_URL: fake.url,
           PRIME_API_KEY: fake.apiKey,
         },
