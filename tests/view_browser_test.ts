@@ -50,6 +50,18 @@ function runDirOf(outputDir: string): string {
   return join(outputDir, name);
 }
 
+/** axe-core's engine, injected into pages to check their accessibility. */
+const AXE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
+
+/** axe-core's violations on the page as it is, as "rule (impact): help × nodes". */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  return await page.evaluate<string[]>(
+    `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) =>
+      v.id + " (" + v.impact + "): " + v.help + " × " + v.nodes.length + " e.g. " + v.nodes[0].target.join(" ")))`,
+  );
+}
+
 /** Rows of a table body, spacer rows left out. */
 async function rowTexts(page: Page, tableId: string): Promise<string[]> {
   return await page.locator(`#${tableId} tbody tr:not(.spacer)`).allInnerTexts();
@@ -284,6 +296,26 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     await page.locator(".run-header", { hasText: /Episodes\s*5/ }).waitFor({ timeout: 30_000 });
     assert.equal((await rowTexts(page, "tasks-4")).length, 5);
     assert.match(await page.locator("#live").innerText(), /2 new episode/);
+  });
+
+  it("has no accessibility violations (axe-core) on any kind of page", async () => {
+    const pages = [
+      "#run=0",
+      "#run=1",
+      "#run=0&task=shell-basics:fix-script",
+      "#run=1&error=ProviderError",
+      "#run=0&episode=0",
+      "#run=2&episode=0",
+      "#compare=0,1",
+      "#run=3",
+    ];
+    const found: string[] = [];
+    for (const hash of pages) {
+      await page.goto(`${viewer.url}${hash}`);
+      await page.locator("main[aria-busy=false]").waitFor();
+      for (const v of await axeViolations(page)) found.push(`${hash}: ${v}`);
+    }
+    assert.deepEqual(found, []);
   });
 
   it("took its screenshots", () => {

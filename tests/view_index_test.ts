@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   appendFileSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   renameSync,
@@ -126,6 +127,25 @@ describe("RunIndex", () => {
       assert.equal(index.refresh(), true);
       assert.deepEqual(index.rows.map((r) => r.task.key), ["bench:task-42"]);
       assert.equal(index.episodeText(0), JSON.stringify(replacement[0]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("opens a run that has no traces.jsonl yet and picks it up once written", () => {
+    const dir = tempDir();
+    try {
+      mkdirSync(join(dir, "configs"));
+      writeFileSync(join(dir, "configs", "eval.json"), JSON.stringify({ model: "m" }));
+      const index = new RunIndex(dir);
+      assert.equal(index.rows.length, 0);
+      assert.equal(runView(index).header.model, "m");
+      appendFileSync(
+        join(dir, "traces.jsonl"),
+        JSON.stringify(fakeEpisode({ task: 1, reward: 1 })) + "\n",
+      );
+      assert.equal(index.refresh(), true);
+      assert.equal(index.rows.length, 1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -76,7 +76,7 @@ export function dataTable(spec) {
     class: "scroller",
     tabindex: 0,
     role: "region",
-    "aria-label": spec.caption,
+    "aria-label": `${spec.caption}, scrollable`,
   }, table);
   /** @type {any[]} */
   let shown = [];
