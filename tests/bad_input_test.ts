@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
+import { loadEvalConfig } from "../lib/config/load_config.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { runCli } from "./_cli.ts";
 import { tmp } from "./_run.ts";
 
@@ -117,6 +119,27 @@ const CASES: Case[] = [
     expect: /--run\.name: "\.\." would name the output directory or its parent/,
   },
   {
+    name: "--run.name with a control character",
+    args: () => [...DRY, "--run.name", "a\tb"],
+    expect: /--run\.name: "a\?b" contains a control character/,
+  },
+  {
+    name: "--run.name a\\b",
+    args: () => [...DRY, "--run.name", "a\\b"],
+    expect: /--run\.name: "a\\b" contains a path separator/,
+  },
+  {
+    name: "--env.taskset.path /dev/zero (jsonl)",
+    args: () => ["eval", "jsonl", "--env.taskset.path", "/dev/zero", "-m", "oracle"],
+    expect: /\/dev\/zero: jsonl taskset file is larger than the limit of 256 MiB/,
+  },
+  {
+    name: "vf sandbox exec --runtime.constructor 1",
+    args:
+      () => ["sandbox", "exec", "--runtime", "local", "--runtime.constructor", "1", "--", "true"],
+    expect: /unknown key --runtime\.constructor; runtime "local" has: /,
+  },
+  {
     name: "--run.dir with a 300-byte segment",
     args: () => [...DRY, "--run.dir", `runs/${"d".repeat(300)}`],
     expect: /--run\.dir: "runs\/d+\.\.\. \(305 characters\)" is longer than 255 bytes/,
@@ -197,6 +220,20 @@ const CASES: Case[] = [
     expect: /cannot read config file: is a directory/,
   },
 ];
+
+/** A flag value too long for one argv entry is refused in-process (the scripting path). */
+describe("bad input through loadEvalConfig", () => {
+  it("a flag value over 1 MiB characters is refused, naming the flag", async () => {
+    await assert.rejects(
+      loadEvalConfig(["echo", "-m", "oracle", "--run.name", "x".repeat(1024 * 1024 + 1)]),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        /--run\.name: value of 1048577 characters is longer than the limit of 1048576/.test(
+          e.message,
+        ),
+    );
+  });
+});
 
 /** Every path under `root`, relative, directories with a trailing slash. */
 function listTree(root: string): string[] {

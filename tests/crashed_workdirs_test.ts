@@ -15,6 +15,9 @@ import localPlugin from "../plugins/runtimes/local/mod.ts";
 import { runCli } from "./_cli.ts";
 import { fastArgs, tmp } from "./_run.ts";
 
+/** The fast plugins call no model; a key variable is set only so the run may start. */
+const KEY = { OPENAI_API_KEY: "sk-unused-by-the-fast-plugins" };
+
 /** The id of a process that has exited. */
 function deadPid(): number {
   const r = spawnSync(process.execPath, ["--version"], { stdio: "ignore" });
@@ -64,7 +67,7 @@ describe("work directories of crashed runs", () => {
   it("the next `vf eval --resume` removes them too", async () => {
     const cwd = tmp("vf-wd-run-");
     const root = mkdtempSync(join(tmpdir(), "vf-wd-root-"));
-    const env = { TMPDIR: root, VF_CACHE_DIR: tmp("vf-wd-cache-") };
+    const env = { ...KEY, TMPDIR: root, VF_CACHE_DIR: tmp("vf-wd-cache-") };
     const first = await runCli(["eval", ...fastArgs(2), "--run.name", "r", "--display", "none"], {
       cwd,
       env,

@@ -8,11 +8,22 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runCli } from "./_cli.ts";
 import { fastArgs, tmp } from "./_run.ts";
+
+/** The fast plugins call no model; a key variable is set only so the run may start. */
+const KEY = { OPENAI_API_KEY: "sk-unused-by-the-fast-plugins" };
 
 /** Every file under `root` (relative paths). */
 function files(root: string): string[] {
@@ -46,6 +57,7 @@ describe("outputs that cannot be written: exit 2, named, nothing half-written", 
     symlinkSync("/dev/full", join(runDir, "traces.jsonl"));
     const r = await runCli(["eval", ...fastArgs(3), "--run.name", "r1", "--display", "none"], {
       cwd,
+      env: KEY,
     });
     assertCleanExit2(
       r,
@@ -54,12 +66,26 @@ describe("outputs that cannot be written: exit 2, named, nothing half-written", 
     assert.match(r.stderr, /hint: free some space/);
     const left = files(cwd).filter((f) => /\.tmp-/.test(f));
     assert.deepEqual(left, [], "no temp file left behind");
+
+    // room again: the resume finishes the run
+    rmSync(join(runDir, "traces.jsonl"));
+    writeFileSync(join(runDir, "traces.jsonl"), "");
+    const resumed = await runCli(["eval", "--resume", runDir, "--display", "none"], {
+      cwd,
+      env: KEY,
+    });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const lines = readFileSync(join(runDir, "traces.jsonl"), "utf8").split("\n").filter(Boolean);
+    assert.equal(lines.length, 3, "every episode written once");
   });
 
   it("an output directory name longer than the file system allows: ENAMETOOLONG named", async () => {
     const cwd = tmp("vf-long-");
     const long = "o".repeat(300);
-    const r = await runCli(["eval", ...fastArgs(1), "-o", long, "--display", "none"], { cwd });
+    const r = await runCli(["eval", ...fastArgs(1), "-o", long, "--display", "none"], {
+      cwd,
+      env: KEY,
+    });
     assertCleanExit2(r, /error: cannot write .*o{300}.*: the name is too long \(ENAMETOOLONG\)/);
     assert.deepEqual(files(cwd), []);
   });
@@ -69,6 +95,7 @@ describe("outputs that cannot be written: exit 2, named, nothing half-written", 
     writeFileSync(join(cwd, "file"), "x");
     const r = await runCli(["eval", ...fastArgs(1), "-o", "file/out", "--display", "none"], {
       cwd,
+      env: KEY,
     });
     assertCleanExit2(
       r,
@@ -108,7 +135,7 @@ describe("outputs that cannot be written: exit 2, named, nothing half-written", 
       }
       const r = await runCli(
         ["eval", ...fastArgs(2), "-o", join(mnt, "out"), "--run.name", "r", "--display", "none"],
-        { cwd: mnt },
+        { cwd: mnt, env: KEY },
       );
       assertCleanExit2(
         r,

@@ -8,6 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import process from "node:process";
+import { setOwn } from "../config/merge.ts";
 import { fieldInfo } from "../config/schema_walk.ts";
 import { InputError } from "../errors.ts";
 import { concatBytes } from "../util/bytes.ts";
@@ -191,7 +192,7 @@ export function parseSandboxExecArgs(argv: string[]): SandboxExecArgs {
       if (v === true) throw usage("--runtime needs a runtime type");
       runtime = v;
     } else if (name.startsWith("--runtime.") && name.length > "--runtime.".length) {
-      settings[name.slice("--runtime.".length).replaceAll("-", "_")] = take();
+      setOwn(settings, name.slice("--runtime.".length).replaceAll("-", "_"), take());
     } else {
       throw usage(`unexpected argument "${tok}"`);
     }
@@ -216,7 +217,7 @@ function typeSettings(
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [key, value] of Object.entries(raw)) {
-    const field = shape[key];
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (!field) {
       problems.push(
         `unknown key --runtime.${key}; runtime "${plugin.id}" has: ${

@@ -396,7 +396,8 @@ function clip(text: string): string {
  * over-long segments (`isPath`).
  */
 function nameProblem(name: string, isPath: boolean): string | null {
-  if (name.includes("\0")) return `"${clip(name)}" contains a NUL character`;
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(name)) return `"${clip(name)}" contains a control character`;
   if (!isPath) {
     if (name === "") return "a run name cannot be empty";
     if (/[/\\]/.test(name)) {
