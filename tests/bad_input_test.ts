@@ -137,7 +137,7 @@ const CASES: Case[] = [
     name: "vf sandbox exec --runtime.constructor 1",
     args:
       () => ["sandbox", "exec", "--runtime", "local", "--runtime.constructor", "1", "--", "true"],
-    expect: /unknown key --runtime\.constructor; runtime "local" has: /,
+    expect: /unknown key --runtime\.constructor; runtime "subprocess" has: /,
   },
   {
     name: "--run.dir with a 300-byte segment",

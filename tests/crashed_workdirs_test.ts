@@ -41,7 +41,7 @@ function populate(root: string) {
 
 describe("work directories of crashed runs", () => {
   it("the local runtime names the process in a directory it will remove", async () => {
-    const rt = localPlugin.create({ type: "local" }, { name: "trace-x" });
+    const rt = localPlugin.create({ type: "subprocess" }, { name: "trace-x" });
     await rt.start();
     const dir = rt.info.id!;
     assert.match(basename(dir), new RegExp(`^vf-trace-x-p${process.pid}-[A-Za-z0-9]{6}$`));
