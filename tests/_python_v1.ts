@@ -249,13 +249,14 @@ export interface PythonAnswer {
   ok: boolean;
   error?: string;
   key?: string;
+  count?: number;
   kept?: string[];
   owed?: Record<string, number>;
 }
 
 /**
  * Runs Python's real models on each request (`{kind, value}`: episode, trace, eval_config,
- * task_key, resume) in one python3 process. Call only when {@link realPythonUnavailable}
+ * task_key, read_episodes, resume) in one python3 process. Call only when {@link realPythonUnavailable}
  * is null.
  */
 export function runRealPython(requests: { kind: string; value: unknown }[]): PythonAnswer[] {

@@ -17,6 +17,7 @@ import {
   writeSync,
 } from "node:fs";
 import { concatBytes } from "../util/bytes.ts";
+import { episodeJson } from "../trace/wire_json.ts";
 import { asOutputError } from "../util/fs_errors.ts";
 
 const encoder = new TextEncoder();
@@ -53,7 +54,7 @@ export class TracesWriter {
 
   /** Appends one value as a JSON line, in a single write. */
   append(value: unknown): void {
-    this.appendLine(JSON.stringify(value));
+    this.appendLine(episodeJson(value));
   }
 
   /** Appends one line of text (without its newline), in a single write. */

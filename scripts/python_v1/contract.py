@@ -13,7 +13,7 @@ bare git mirror, read at `--commit`) and
                                (`verifiers/v1/cli/output.py`: `write_config`, `write_episode`);
   validate <repo>              reads `{"kind": ..., "value": ...}` lines on stdin and answers
                                one JSON line each: `WireEpisode` / `WireTrace` /
-                               `EvalConfig.model_validate`, `task_key`, and the resume
+                               `EvalConfig.model_validate`, `task_key`, `read_episodes` and the resume
                                loader `verifiers/v1/cli/eval/resume.py:load` on a run dir.
 
 Only pydantic 2 (and numpy, when present) are real third-party packages here. Every other
@@ -370,6 +370,7 @@ def write_golden(out: Path, commit: str) -> Path:
 
 def _validate_one(kind: str, value):
     from verifiers.v1.cli.eval import resume
+    from verifiers.v1.cli.output import read_episodes
     from verifiers.v1.configs.cli.eval import EvalConfig
     from verifiers.v1.episode import WireEpisode
     from verifiers.v1.task import task_key
@@ -386,6 +387,13 @@ def _validate_one(kind: str, value):
         return {"ok": True}
     if kind == "task_key":
         return {"ok": True, "key": task_key(value)}
+    if kind == "line_task_key":
+        # value: one raw traces.jsonl line, parsed here so Python's own number types stay
+        row = json.loads(value)
+        return {"ok": task_key(row["task"]["data"]) == row["task"]["hash"], "key": task_key(row["task"]["data"])}
+    if kind == "read_episodes":
+        # value: a run dir; Python's reader (used by `replay`) over its traces.jsonl
+        return {"ok": True, "count": len(read_episodes(Path(value), WireTrace))}
     if kind == "resume":
         # value: {"dir": run dir (a copy: load rewrites traces.jsonl), "keys": [...], "num_rollouts": n}
         kept, owed = resume.load(Path(value["dir"]), value["keys"], value["num_rollouts"])
