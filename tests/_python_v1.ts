@@ -120,31 +120,32 @@ export function evalConfigProblems(config: Record<string, unknown>): string[] {
     (copy.env as { agent: { runtime: unknown } }).agent.runtime = { type: "subprocess" };
   }
   let name = "eval_config";
+  const e = copy.env as Record<string, Record<string, unknown>>;
   if (tasksetId === "reverse-text" && (harnessId === "bash" || harnessId === "null")) {
     name = `eval_config.reverse-text.${harnessId}`;
   } else {
-    const e = copy.env as Record<string, Record<string, unknown>>;
     if (e?.taskset) e.taskset = pick(e.taskset, ["id", "task", "system_prompt"]);
     const agent = e?.agent as Record<string, Record<string, unknown>> | undefined;
     if (agent?.harness) {
       agent.harness = pick(agent.harness, ["id", "env", "forward_env", "tool_timeout"]);
     }
-    const judges = (e?.taskset?.task as { judges?: Record<string, unknown>[] })?.judges;
-    if (judges) {
-      (e.taskset.task as { judges: unknown[] }).judges = judges.map((j) =>
-        pick(j, [
-          "id",
-          "name",
-          "weight",
-          "model",
-          "sampling",
-          "prompt",
-          "base_url",
-          "api_key_var",
-          "headers",
-        ])
-      );
-    }
+  }
+  // Python narrows each judge by its id too; the schema has the base JudgeConfig only.
+  const judges = (e?.taskset?.task as { judges?: Record<string, unknown>[] })?.judges;
+  if (judges) {
+    (e.taskset.task as { judges: unknown[] }).judges = judges.map((j) =>
+      pick(j, [
+        "id",
+        "name",
+        "weight",
+        "model",
+        "sampling",
+        "prompt",
+        "base_url",
+        "api_key_var",
+        "headers",
+      ])
+    );
   }
   const v = validator(name);
   return v(copy) ? [] : [`EvalConfig (${name}): ${describe(v)}`];

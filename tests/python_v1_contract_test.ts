@@ -243,6 +243,24 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     assertExchangeable(out);
   });
 
+  it("reverse-text with a reference judge: Python's EvalConfig resolves and accepts the judge", async () => {
+    reply = (b, i) => i % 2 === 0 ? reversed(b) : "yes";
+    const out = await evalInProcess([
+      "reverse-text",
+      "-n",
+      "1",
+      "-m",
+      "m",
+      "--env.agent.harness.id",
+      "null",
+      "--env.taskset.task.judges",
+      JSON.stringify([{ id: "reference", question_field: "prompt" }]),
+      ...client(),
+    ]);
+    assert.equal(out.episodes[0].ok, true);
+    assertExchangeable(out);
+  });
+
   it("runs `vf eval @ <Python's eval.json>`, Python's keys taken in without warnings", async () => {
     reply = (b) => reversed(b);
     const cwd = tmp();
