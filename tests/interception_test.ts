@@ -174,6 +174,43 @@ describe("interception server", () => {
     return { trace, session };
   }
 
+  it("serves GET /v1/models to the official SDK and refuses the Responses API clearly", async () => {
+    const h = await upstream();
+    try {
+      const { session, trace } = open(h, { model: "org/run-model" });
+      const sdk = new OpenAI({ baseURL: session.endpoint, apiKey: session.secret, maxRetries: 0 });
+      const listed = [];
+      for await (const m of sdk.models.list()) listed.push(m.id);
+      assert.deepEqual(listed, ["org/run-model"]);
+      assert.equal((await sdk.models.retrieve("org/run-model")).id, "org/run-model");
+      await assert.rejects(sdk.models.retrieve("gpt-x"), (e: unknown) => {
+        assert.ok(e instanceof OpenAI.NotFoundError);
+        assert.match(e.message, /model 'gpt-x' does not exist here; this run's model is/);
+        return true;
+      });
+      await assert.rejects(
+        sdk.responses.create({ model: "org/run-model", input: "hi" }),
+        (e: unknown) => {
+          assert.ok(e instanceof OpenAI.NotFoundError);
+          assert.match(e.message, /Responses API \(POST \/v1\/responses\) is not supported/);
+          assert.match(e.message, /client\.chat\.completions\.create/);
+          return true;
+        },
+      );
+      const other = await fetch(`${session.endpoint}/embeddings`, { method: "POST", body: "{}" });
+      assert.equal(other.status, 404);
+      assert.match((await other.json()).error.message, /answers POST \/v1\/chat\/completions/);
+      const unauth = await fetch(`${session.endpoint}/models`);
+      assert.equal(unauth.status, 401);
+      await unauth.body?.cancel();
+      assert.equal(h.fake.requests.length, 0, "nothing went upstream");
+      assert.equal(trace.calls.length, 0);
+      session.close();
+    } finally {
+      await h.close();
+    }
+  });
+
   it("answers 401 to an unknown secret without echoing it, and 409 after close", async () => {
     const h = await upstream();
     try {

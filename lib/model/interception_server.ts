@@ -227,6 +227,38 @@ function sendJson(
   res.end(text);
 }
 
+/** The routes this server answers, as said in its 404s. */
+const SERVED = "POST /v1/chat/completions, GET /v1/models, GET /v1/models/<id>";
+
+/** The answer to the Responses API, which an agent's SDK prints as the error's message. */
+const RESPONSES_UNSUPPORTED =
+  "The Responses API (POST /v1/responses) is not supported here: verifiers-ts records model " +
+  "calls through the Chat Completions API. Use chat completions " +
+  "(client.chat.completions.create) with this base URL.";
+
+/**
+ * `GET /v1/models` (a list holding the run's model, whatever the program asked for) and
+ * `GET /v1/models/<id>` (the run's model; any other id is `model_not_found`), in OpenAI's shape.
+ */
+function sendModels(res: http.ServerResponse, route: string, model: string): void {
+  const card = { id: model, object: "model", created: 0, owned_by: "verifiers-ts" };
+  if (route === "/v1/models") return sendJson(res, 200, { object: "list", data: [card] });
+  let id = route.slice("/v1/models/".length);
+  try {
+    id = decodeURIComponent(id);
+  } catch {
+    // a malformed escape is just another unknown id
+  }
+  if (id === model) return sendJson(res, 200, card);
+  sendError(
+    res,
+    404,
+    `The model '${id.slice(0, 200)}' does not exist here; this run's model is '${model}'`,
+    "invalid_request_error",
+    "model_not_found",
+  );
+}
+
 /** An error of our own: the SDK must not retry it. */
 function sendError(
   res: http.ServerResponse,
@@ -636,17 +668,28 @@ export async function startInterceptionServer(
     res.on("error", () => {});
     const route = (req.url ?? "/").split("?")[0];
     const handle = async () => {
-      if (route !== "/v1/chat/completions") {
+      if (route === "/v1/responses" || route.startsWith("/v1/responses/")) {
         req.resume();
         return sendError(
           res,
           404,
-          `Unknown request URL: ${req.method} ${route}`,
+          RESPONSES_UNSUPPORTED,
+          "invalid_request_error",
+          "unsupported_api",
+        );
+      }
+      const models = route === "/v1/models" || route.startsWith("/v1/models/");
+      if (route !== "/v1/chat/completions" && !models) {
+        req.resume();
+        return sendError(
+          res,
+          404,
+          `Unknown request URL: ${req.method} ${route} (this server answers ${SERVED})`,
           "invalid_request_error",
           "unknown_url",
         );
       }
-      if (req.method !== "POST") {
+      if (req.method !== (models ? "GET" : "POST")) {
         req.resume();
         return sendError(res, 405, `Method ${req.method} not allowed on ${route}`);
       }
@@ -665,6 +708,7 @@ export async function startInterceptionServer(
           "invalid_api_key",
         );
       }
+      if (models) return sendModels(res, route, session.options.model);
       await handleChat(req, res, session);
     };
     handle().catch((err) => {

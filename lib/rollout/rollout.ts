@@ -30,6 +30,7 @@ import { promptText, type TaskData } from "../tasks/task_data.ts";
 import type { Message, Trace, TraceTask } from "../trace/types.ts";
 import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { newTrace } from "./new_trace.ts";
+import { agentOutput } from "./agent_output.ts";
 import { scoreTrace, type ScoringPlan } from "./scoring.ts";
 import { sleepUnlessAborted } from "../util/sleep.ts";
 
@@ -348,6 +349,9 @@ async function runAgent(
         signal: s,
         log: plan.log,
       }));
+    if (plan.harness.capabilities.executesCode) {
+      trace.info.agent_output = agentOutput(result, [session.secret]);
+    }
     if (result.exitCode !== 0 && session.stopCondition === null) {
       if (session.providerError) throw session.providerError;
       if (!(await runtime.alive())) {

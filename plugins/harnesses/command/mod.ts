@@ -3,7 +3,11 @@
  * OpenAI-compatible CLI or script). The program finds the interception endpoint, its key
  * and the model name in environment variables (names configurable), the prompt text in
  * `prompt_var`, the system prompt in `system_prompt_var`, and the whole initial
- * conversation (OpenAI chat shape, JSON) in the file named by `VF_MESSAGES_FILE`.
+ * conversation (OpenAI chat shape, JSON) in the file named by `VF_MESSAGES_FILE`. The
+ * endpoint serves chat completions (`POST /v1/chat/completions`) and `GET /v1/models` (the
+ * run's model); the Responses API is refused with a message saying to use chat
+ * completions. The tail of the program's stdout and stderr is kept on the trace
+ * (`info.agent_output`) whatever its exit code.
  *
  * @module
  */
@@ -47,7 +51,9 @@ const config = z.object({
 /** The `command` harness plugin. */
 export default defineHarness({
   id: "command",
-  description: "Runs an OpenAI-compatible agent program already installed in the runtime.",
+  description: "Runs an OpenAI-compatible agent program already installed in the runtime " +
+    "(its endpoint serves chat completions and GET /v1/models, not the Responses API; the " +
+    "tail of its output is kept in trace info.agent_output).",
   config,
   capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
   async launch(ctx) {
