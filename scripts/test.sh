@@ -1,37 +1,99 @@
 #!/usr/bin/env bash
-# The whole check: format, lint, types, the test suite on Deno and on Bun, and a
-# single-file binary smoke test. Exits non-zero on the first failure.
-set -euo pipefail
+# The whole check: format, lint, types, runtime seams and the JSR dry-run; the test suite on
+# Deno and on Bun (at the same time: most of a test's time is spent waiting on child
+# processes and loopback servers); a single-file binary smoke test. One line per step;
+# a failing step prints its failures. Logs go to a fresh temp folder per run, kept only
+# when something failed. Exits non-zero when any step failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=node_modules/.bin
 export NO_COLOR=1
+logs=$(mktemp -d "${TMPDIR:-/tmp}/vf-test.XXXXXX")
+started=$SECONDS
+failed=0
 
-step() { printf '\n== %s\n' "$*"; }
+elapsed() { local s=$(($1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
-step "deno fmt --check"
-"$BIN/deno" fmt --check
-step "deno lint"
-"$BIN/deno" lint
-step "deno check"
-"$BIN/deno" check mod.ts cli.ts lib/ plugins/ tests/ bench/
-bash scripts/check_runtime_seams.sh
-step "deno publish --dry-run"
-bash scripts/publish_check.sh
+# Runs one check quietly; prints its output only when it fails.
+check() {
+  local name=$1
+  shift
+  if ! "$@" >"$logs/$name.log" 2>&1; then
+    echo "checks  FAILED at $name:"
+    cat "$logs/$name.log"
+    echo "(logs: $logs)"
+    exit 1
+  fi
+}
 
-step "tests on Deno"
-"$BIN/deno" test -A --no-check tests/ 2>&1 | tee /tmp/vf-deno-test.log
-step "tests on Bun"
-"$BIN/bun" test --timeout 60000 tests/ 2>&1 | tee /tmp/vf-bun-test.log
+t0=$SECONDS
+check fmt "$BIN/deno" fmt --check
+check lint "$BIN/deno" lint
+check types "$BIN/deno" check mod.ts cli.ts lib/ plugins/ tests/ bench/
+check seams bash scripts/check_runtime_seams.sh
+check publish bash scripts/publish_check.sh
+echo "checks  ok   fmt, lint, types, runtime seams, publish dry-run  $(elapsed $((SECONDS - t0)))"
 
-step "single-file binary (bun build --compile) smoke test"
-bash scripts/smoke_binary.sh
+t0=$SECONDS
+"$BIN/deno" test -A --no-check tests/ >"$logs/deno.log" 2>&1 &
+deno_pid=$!
+"$BIN/bun" test --timeout 60000 tests/ >"$logs/bun.log" 2>&1 &
+bun_pid=$!
+wait "$deno_pid"
+deno_code=$?
+deno_time=$((SECONDS - t0))
+wait "$bun_pid"
+bun_code=$?
+bun_time=$((SECONDS - t0))
 
-deno_line=$(grep -E '^(ok|FAILED) \|' /tmp/vf-deno-test.log | tail -1 || true)
-bun_pass=$(grep -E '^ *[0-9]+ pass' /tmp/vf-bun-test.log | tail -1 | tr -dc 0-9)
-bun_fail=$(grep -E '^ *[0-9]+ fail' /tmp/vf-bun-test.log | tail -1 | tr -dc 0-9)
 # deno counts describe blocks as tests and their it() cases as steps: report the steps
-deno_pass=$(echo "$deno_line" | sed -E 's/.*\| [0-9]+ passed \(([0-9]+) steps\).*/\1/')
-deno_fail=$(echo "$deno_line" | sed -E 's/.*\| ([0-9]+) failed.*/\1/')
-echo
-echo "deno: ${deno_pass} passed, ${deno_fail} failed; bun: ${bun_pass} passed, ${bun_fail} failed"
-echo "tests: $((deno_pass + bun_pass)) passed, $((deno_fail + bun_fail)) failed"
+deno_line=$(grep -E '^(ok|FAILED) \|' "$logs/deno.log" | tail -1 || true)
+deno_pass=$(echo "$deno_line" | sed -nE 's/.*\| [0-9]+ passed \(([0-9]+) steps?\).*/\1/p')
+deno_fail=$(echo "$deno_line" | sed -nE 's/.*\| [0-9]+ failed \(([0-9]+) steps?\).*/\1/p')
+[ -n "$deno_fail" ] || deno_fail=$(echo "$deno_line" | sed -nE 's/.*\| ([0-9]+) failed.*/\1/p')
+bun_pass=$(grep -E '^ *[0-9]+ pass$' "$logs/bun.log" | tail -1 | tr -dc 0-9)
+bun_fail=$(grep -E '^ *[0-9]+ fail$' "$logs/bun.log" | tail -1 | tr -dc 0-9)
+
+report() { # name code pass fail seconds
+  if [ "$2" = 0 ] && [ -n "$3" ] && [ "${4:-0}" = 0 ]; then
+    printf '%-7s ok   %s tests passed, 0 failed  %s\n' "$1" "$3" "$(elapsed "$5")"
+  else
+    printf '%-7s FAILED  %s passed, %s failed (exit %s)  %s\n' "$1" "${3:-?}" "${4:-?}" "$2" \
+      "$(elapsed "$5")"
+    failed=1
+  fi
+}
+report deno "$deno_code" "$deno_pass" "$deno_fail" "$deno_time"
+if [ "$deno_code" != 0 ]; then
+  # deno prints every failure's details after an ERRORS heading
+  sed -n '/ERRORS/,$p' "$logs/deno.log" | grep -v '^Stack backtrace:\|^ *[0-9]*: <unknown>$'
+  grep -q ERRORS "$logs/deno.log" || tail -40 "$logs/deno.log"
+fi
+report bun "$bun_code" "$bun_pass" "$bun_fail" "$bun_time"
+if [ "$bun_code" != 0 ]; then
+  # bun prints a failure's details before its (fail) line: keep all but passing tests,
+  # and a file's heading only when something of that file is printed
+  awk '/^\(pass\)/ || /^\s*$/ {next} /^tests\/.*:$/ {head=$0; next}
+       {if (head != "") {print head; head=""}; print}' "$logs/bun.log"
+fi
+
+t0=$SECONDS
+if bash scripts/smoke_binary.sh >"$logs/binary.log" 2>&1; then
+  echo "binary  ok   bun build --compile, then --version, plugins list, dry-run, demo, bad flag  $(elapsed $((SECONDS - t0)))"
+else
+  echo "binary  FAILED:"
+  cat "$logs/binary.log"
+  failed=1
+fi
+
+if [ "$failed" = 0 ]; then
+  if [ "$deno_pass" = "$bun_pass" ]; then
+    echo "npm test: ${deno_pass} tests, each passed on Deno and on Bun ($(elapsed $((SECONDS - started))))"
+  else # a test skipped on one runtime (it says why in its log)
+    echo "npm test: ${deno_pass} tests passed on Deno, ${bun_pass} on Bun ($(elapsed $((SECONDS - started))))"
+  fi
+  rm -rf "$logs"
+  exit 0
+fi
+echo "npm test: FAILED (deno ${deno_pass:-?} passed / ${deno_fail:-?} failed, bun ${bun_pass:-?} passed / ${bun_fail:-?} failed; logs: $logs)"
+exit 1

@@ -157,7 +157,13 @@ describe("loadPlugin() URL plugins", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(() => new Promise<void>((r) => server.close(() => r())));
+  // close the module loader's kept-alive connections too, or close() waits for their timeout
+  after(() =>
+    new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    })
+  );
 
   it("loads a plugin served over loopback HTTP (native under deno run, fetched elsewhere)", async () => {
     const fetch = { cacheDir: mkdtempSync(join(tmpdir(), "vf-url-cache-")) };

@@ -229,12 +229,7 @@ describe("signals", () => {
         "plain",
       ];
       const [cmd, ...rest] = cliArgv(args);
-      // the scripted harness never calls the model; the key only satisfies the endpoint check
-      const child = spawn(cmd, rest, {
-        cwd,
-        env: { ...process.env, OPENAI_API_KEY: "sk-unused" },
-        stdio: ["ignore", "ignore", "pipe"],
-      });
+      const child = spawn(cmd, rest, { cwd, stdio: ["ignore", "ignore", "pipe"] });
       let stderr = "";
       child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
       const done = new Promise<number | null>((r) => child.on("close", (code) => r(code)));

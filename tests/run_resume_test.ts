@@ -116,11 +116,7 @@ describe("resume", () => {
       `nothing to resume in ${runDir}: all 3x2 rollouts already completed without error`,
     );
     assert.equal(readFileSync(join(runDir, "traces.jsonl"), "utf8"), before);
-    // the scripted harness never calls the model; the key only satisfies the endpoint check
-    const r = await runCli(["eval", "--resume", runDir], {
-      cwd,
-      env: { OPENAI_API_KEY: "sk-unused" },
-    });
+    const r = await runCli(["eval", "--resume", runDir], { cwd });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /nothing to resume in .*: all 3x2 rollouts already completed/);
     assert.equal(r.stdout, "");

@@ -45,7 +45,7 @@ function shown(path: string, cwd: string): string {
 function nextStep(type: string, message: string, status: number | null): string | null {
   if (type === "ProviderError") {
     if (status === 401 || status === 403) {
-      return "check the API key (--client.api-key-var names its variable) and the endpoint";
+      return "check the API key (is the variable --client.api-key-var names set?) and the endpoint";
     }
     if (status === 404) return "check the model name (-m) and the endpoint (--client.base-url)";
     if (status === 429) return "lower -c/--max-concurrent or wait for the provider's rate limit";
