@@ -86,7 +86,7 @@ describe("help on every command", () => {
       "sandbox",
       "exec",
       "--runtime",
-      "local",
+      "subprocess",
       "--",
       "sh",
       "-c",
@@ -102,7 +102,7 @@ describe("help on every command", () => {
   });
 
   it("vf sandbox exec passes what is piped into it to the command", async () => {
-    const r = await runCli(["sandbox", "exec", "--runtime", "local", "--", "cat"], {
+    const r = await runCli(["sandbox", "exec", "--runtime", "subprocess", "--", "cat"], {
       env,
       cwd: dir,
       input: "piped line\n",
@@ -188,7 +188,7 @@ describe("bad invocations stop at the first cause with one clear message", () =>
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(
       ok.stdout,
-      /^config valid: taskset echo · harness bash · runtime local · judges match · model \(none given\)$/m,
+      /^config valid: taskset echo · harness bash · runtime subprocess · judges match · model \(none given\)$/m,
     );
     assert.deepEqual(readdirSync(dir).filter((f) => f !== "cache").sort(), [
       "broken.toml",

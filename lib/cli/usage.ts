@@ -84,7 +84,7 @@ command), prints its output, stops the sandbox with confirmation, and exits with
 command's exit code. Checks credentials and images before a run.
 
 Examples:
-  vf sandbox exec --runtime local -- uname -a
+  vf sandbox exec --runtime subprocess -- uname -a
   vf sandbox exec --runtime prime --runtime.image python:3.11-slim -- python -V
   echo hello | vf sandbox exec --runtime modal -- cat`,
 
