@@ -5,7 +5,7 @@
  * outside the output directory.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
@@ -220,6 +220,21 @@ const CASES: Case[] = [
     expect: /cannot read config file: is a directory/,
   },
 ];
+
+describe("bad input: a resume whose traces.jsonl is a device", () => {
+  it("--resume with traces.jsonl linked to /dev/zero exits 2 without reading it", async () => {
+    const cwd = tmp("vf-bad-resume-");
+    const made = await runCli([...DRY, "--run.name", "r"], { cwd });
+    assert.equal(made.code, 0, made.stderr);
+    const runDir = join(cwd, "outputs", "r");
+    symlinkSync("/dev/zero", join(runDir, "traces.jsonl"));
+    const r = await runCli(["eval", "--resume", runDir], { cwd, timeoutMs: 90_000 });
+    assert.equal(r.signal, null, "finished on its own");
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /Cannot resume .*outputs\/r: its traces\.jsonl is not a regular file/);
+    assert.doesNotMatch(r.stderr, /internal error|\n\s+at .+:\d+:\d+/);
+  });
+});
 
 /** A flag value too long for one argv entry is refused in-process (the scripting path). */
 describe("bad input through loadEvalConfig", () => {

@@ -26,6 +26,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -88,6 +89,15 @@ const RESUME_HINT = "resume with `vf eval @ <run-dir>/configs/eval.json --resume
  * the same digest (over every key but {@link RESUME_MAY_CHANGE}).
  */
 export function checkResumeConfig(runDir: string, config: EvalConfig): void {
+  const traces = join(runDir, "traces.jsonl");
+  // a device or pipe there would be read without end (e.g. a link to /dev/zero)
+  if (existsSync(traces) && !statSync(traces).isFile()) {
+    throw new InputError(
+      "resume_traces_not_file",
+      `Cannot resume ${runDir}: its traces.jsonl is not a regular file`,
+      { hint: "a run directory's traces.jsonl is the file vf eval wrote; restore it" },
+    );
+  }
   const path = join(runDir, "configs", "eval.json");
   if (!existsSync(path)) {
     throw new InputError(
