@@ -72,6 +72,14 @@ describe("help on every command", () => {
     assert.equal(readdirSync(dir).filter((f) => f !== "cache").length, 0, "help wrote files");
   });
 
+  it("vf eval --help states each field's default once", async () => {
+    const r = await runCli(["eval", "echo", "--help"], { env, cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ {2}--seed +int \| null +Shuffle seed \(default 0\)$/m);
+    const twice = r.stdout.split("\n").filter((l) => (l.match(/\(default\b/g) ?? []).length > 1);
+    assert.deepEqual(twice, []);
+  });
+
   it("a group alone lists its subcommands (exit 0)", async () => {
     const groups = Object.keys(GROUPS);
     const results = await runAll(groups.map((g) => [g]), env, dir);
@@ -99,6 +107,18 @@ describe("help on every command", () => {
     });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "--help\n");
+  });
+
+  it("keep_workdir says where the folder was kept", async () => {
+    const r = await runCli(
+      ["sandbox", "exec", "--runtime", "subprocess", "--runtime.keep-workdir", "--", "pwd"],
+      { env, cwd: dir },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const kept = r.stdout.trim();
+    assert.ok(existsSync(kept), `${kept} was not kept`);
+    assert.equal(r.stderr.split(`kept work directory (keep_workdir): ${kept}`).length, 2);
+    rmSync(kept, { recursive: true, force: true });
   });
 
   it("vf sandbox exec passes what is piped into it to the command", async () => {

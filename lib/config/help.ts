@@ -39,7 +39,9 @@ export function renderFields(rows: FieldHelp[], indent = "  "): string {
   const w1 = Math.min(44, Math.max(...rows.map((r) => r.flag.length), 0));
   const w2 = Math.min(24, Math.max(...rows.map((r) => r.type.length), 0));
   return rows.map((r) => {
-    const def = r.default !== null ? ` (default: ${r.default})` : "";
+    // a description that states its default itself ("(default 0)") is not repeated
+    const said = /\(default\b/i.test(r.description);
+    const def = r.default !== null && !said ? ` (default: ${r.default})` : "";
     return `${indent}${r.flag.padEnd(w1)}  ${r.type.padEnd(w2)}  ${r.description}${def}`.trimEnd();
   }).join("\n");
 }

@@ -61,9 +61,14 @@ export class LocalRuntime implements Runtime {
   /** Abort controllers of the commands in flight; stopping aborts them. */
   readonly #inflight = new Map<AbortController, Promise<unknown>>();
 
-  constructor(config: LocalRuntimeConfig, name: string) {
+  readonly #log: (message: string) => void;
+  /** The kept workdir last named in the log. */
+  #keptSaid: string | null = null;
+
+  constructor(config: LocalRuntimeConfig, name: string, log: (message: string) => void = () => {}) {
     this.#config = config;
     this.#name = name;
+    this.#log = log;
   }
 
   /** `{type: "subprocess", id: <workdir path>}`; id is null before the first start. */
@@ -235,6 +240,12 @@ export class LocalRuntime implements Runtime {
     for (const [controller] of running) controller.abort();
     await Promise.allSettled(running.map(([, p]) => p));
     if (this.#pendingRemoval !== null) await this.#removeWorkdir();
+    else if (
+      this.#config.keep_workdir && this.#workdir !== null && this.#keptSaid !== this.#workdir
+    ) {
+      this.#keptSaid = this.#workdir; // said once per directory, however often it is stopped
+      this.#log(`kept work directory (keep_workdir): ${this.#workdir}`);
+    }
   }
 
   async #removeWorkdir(): Promise<void> {
@@ -289,6 +300,6 @@ export default defineRuntime({
       config,
       "Keys: workdir_root (path or null), keep_workdir (bool), env (table of strings)",
     );
-    return new LocalRuntime(data, options.name);
+    return new LocalRuntime(data, options.name, options.log);
   },
 });
