@@ -9,10 +9,13 @@ import { getArgs } from "./lib/_runtime/args.ts";
 import { exit } from "./lib/_runtime/exit.ts";
 import { formatError, InputError, VerifiersError } from "./lib/errors.ts";
 import { asOutputError } from "./lib/util/fs_errors.ts";
-import { disableColor, err, flushOutput, out, paint } from "./lib/cli/output.ts";
+import { disableColor, err, flushOutput, out, paint, useColor } from "./lib/cli/output.ts";
 import { VERSION } from "./lib/version.ts";
 import { asksForHelp, commandHelp, GROUPS } from "./lib/cli/usage.ts";
 import { closest } from "./lib/config/suggest.ts";
+
+/** ANSI colour sequences. */
+const ANSI_SGR = new RegExp("\u001b\\[[0-9;]*m", "g");
 
 const USAGE = `vf ${VERSION} — run LLM evaluations and RL environments
 
@@ -137,7 +140,10 @@ if (import.meta.main) {
   } catch (caught) {
     const e = asOutputError(caught) ?? caught;
     if (e instanceof VerifiersError) {
-      await err(formatError(e).replace(/^error:/, paint("error:", "red")));
+      // a runtime's own text inside a message (an import error) may carry colours: drop them
+      // when colours are off (--no-color, NO_COLOR, not a terminal)
+      const text = useColor() ? formatError(e) : formatError(e).replace(ANSI_SGR, "");
+      await err(text.replace(/^error:/, paint("error:", "red")));
       code = e.exitCode;
     } else {
       await err(

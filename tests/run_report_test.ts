@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
@@ -238,5 +238,23 @@ describe("Ctrl-C in the live view", () => {
     assert.equal(screen.filter((l) => /^reward /.test(l)).length, 1, screen.join("\n"));
     assert.match(screen.join("\n"), /^stopped — resume with: vf eval --resume outputs\/live$/m);
     rmSync(cwd, { recursive: true, force: true });
+  });
+});
+
+describe("a run that nothing scored", () => {
+  it("says so next to its reward instead of a bare 0.000", async () => {
+    const dir = tmp("vf-unscored-");
+    writeFileSync(join(dir, "tasks.jsonl"), `{"prompt":"say hi","answer":"hi"}\n`);
+    const args = ["eval", "jsonl", "--env.taskset.path", "tasks.jsonl", "-m", "oracle"];
+    const bare = await runCli([...args, "--display", "plain", "-o", "a"], { cwd: dir });
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.match(bare.stdout, /^reward +0\.000 {2}\(nothing scored these traces: [^\n]*judges/m);
+    const judged = await runCli(
+      [...args, "--env.taskset.task.judges", '[{"id":"match"}]', "--display", "plain", "-o", "b"],
+      { cwd: dir },
+    );
+    assert.equal(judged.code, 0, judged.stderr);
+    assert.match(judged.stdout, /^reward +1\.000$/m);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -30,7 +30,12 @@ Nothing is fetched from outside: the page is served from loopback only.
 Options:
   --port <n>     port to listen on (default: one the OS chooses)
   --out <file>   write a report file instead of serving
-  -h, --help     this help`;
+  -h, --help     this help
+
+Examples:
+  vf view outputs/<run>
+  vf view outputs/<run-a> outputs/<run-b> --port 8080
+  vf view --out report.html outputs/<run>`;
 
 interface ViewArgs {
   dirs: string[];

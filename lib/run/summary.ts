@@ -304,7 +304,15 @@ export function renderSummary(s: RunSummary): string {
     `${s.counts.episodes}/${s.counts.expected} episodes${kept} · ${s.wall_time_s.toFixed(1)}s` +
       (s.status === "cancelled" ? " · cancelled" : ""),
   );
-  row("reward", rewardText(s));
+  const unscored = s.counts.traces > 0 && Object.keys(s.rewards).length === 0;
+  row(
+    "reward",
+    rewardText(s) +
+      (unscored
+        ? "  (nothing scored these traces: the taskset has no reward and no judge is set;" +
+          ' add one, e.g. [[env.taskset.task.judges]] id = "match")'
+        : ""),
+  );
   row(
     "errors",
     `${fmt(s.error_fraction, 2)}` +
