@@ -272,6 +272,21 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     assert.match(body, /no_tool_calls/);
   });
 
+  it("shows the judge's calls and their usage in a trace", async () => {
+    await page.goto(`${viewer.url}#run=3&episode=1`);
+    await page.locator(".judges").waitFor();
+    const judges = await page.locator(".judges").innerText();
+    assert.match(judges, /Judge\s*reference/);
+    assert.match(judges, /Model\s*judge-model/);
+    assert.match(judges, /Parsed\s*true/);
+    assert.match(judges, /50 prompt · 1 completion/);
+    const usage = await page.locator("table", {
+      has: page.locator("caption", { hasText: "Out-of-band usage" }),
+    }).innerText();
+    assert.match(usage, /judge:reference\s+judge-model\s+50 prompt/);
+    assert.match(await page.locator("main").innerText(), /Reward\s*1/);
+  });
+
   it("virtualizes a 2,000-task table and still filters all of it", async () => {
     await page.goto(`${viewer.url}#run=3`);
     await page.locator("#tasks-3 tbody tr:not(.spacer)").first().waitFor();
