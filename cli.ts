@@ -23,7 +23,7 @@ Usage:
   vf eval [<taskset>] [@ config.toml ...] [--dotted.flags ...]
   vf validate-config [<taskset>] [@ config.toml ...] [flags]   (check only: no model, no files)
   vf plugins list
-  vf plugins show <kind> <id-or-specifier>
+  vf plugins show <kind> <id-or-specifier> [--lock | --frozen]   (through ./vf.lock)
   vf sandboxes list [--json] | vf sandboxes gc
   vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>
   vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]   (scaffold a plugin package)

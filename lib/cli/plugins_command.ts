@@ -6,7 +6,9 @@
 import { InputError } from "../errors.ts";
 import { describeFields, renderFields } from "../config/help.ts";
 import { PLUGIN_KINDS, type PluginKind } from "../plugins/contract.ts";
-import { loadBuiltins, loadPlugin } from "../plugins/load.ts";
+import process from "node:process";
+import { importPluginModule, loadBuiltins, pickPlugin } from "../plugins/load.ts";
+import { lockPathFor, openPluginLock } from "../plugins/lock.ts";
 import { out } from "./output.ts";
 
 /** Runs `vf plugins ...`; returns the exit code. */
@@ -19,17 +21,30 @@ export async function pluginsCommand(argv: string[]): Promise<number> {
     await out(lines.join("\n"));
     return 0;
   }
-  if (sub === "show" && rest.length === 2) {
-    const [kind, id] = rest;
+  const switches = rest.filter((a) => a === "--lock" || a === "--frozen");
+  const positional = rest.filter((a) => a !== "--lock" && a !== "--frozen");
+  if (sub === "show" && positional.length === 2) {
+    const [kind, id] = positional;
     if (!(PLUGIN_KINDS as readonly string[]).includes(kind)) {
       throw new InputError("plugin_kind_unknown", `Cannot show plugin: unknown kind "${kind}"`, {
         hint: `Kinds: ${PLUGIN_KINDS.join(", ")}`,
       });
     }
-    const plugin = await loadPlugin(kind as PluginKind, id);
+    // the same vf.lock as `vf eval` run here: honoured when present, --lock / --frozen as there
+    const cwd = process.cwd();
+    const lock = openPluginLock(lockPathFor([], cwd), {
+      lock: switches.includes("--lock"),
+      frozen: switches.includes("--frozen"),
+    });
+    const mod = await importPluginModule(kind as PluginKind, id, { cwd, lock });
+    const plugin = pickPlugin(kind as PluginKind, id, mod.exports);
+    lock?.save();
     const rows = describeFields(plugin.config);
     const lines = [
       `${plugin.kind} "${plugin.id}" (abi ${plugin.abi})`,
+      ...(mod.resolved
+        ? [`from ${mod.resolved}${lock?.lookup(id) ? ` (pinned by ${lock.path})` : ""}`]
+        : []),
       plugin.description,
       "",
       rows.length ? "Config fields:" : "Config fields: none of its own",
@@ -41,6 +56,6 @@ export async function pluginsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   throw new InputError("usage", "Cannot run `vf plugins`: expected `list` or `show <kind> <id>`", {
-    hint: "vf plugins list | vf plugins show taskset reverse-text",
+    hint: "vf plugins list | vf plugins show taskset reverse-text [--lock | --frozen]",
   });
 }

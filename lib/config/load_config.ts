@@ -19,7 +19,8 @@ import type {
   TasksetPlugin,
 } from "../plugins/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
-import { lockPathFor, openPluginLock } from "../plugins/lock.ts";
+import { lockPathFor, openPluginLock, type PluginLock } from "../plugins/lock.ts";
+import { loadPluggedFn } from "../rollout/plugged.ts";
 import { judgeRewardKey } from "../rollout/scoring.ts";
 import { type ParsedArgv, type RawFlag, tokenizeArgv } from "./argv.ts";
 import { buildEvalConfigSchema, type EvalConfig, ROOT_ALIASES } from "./eval_config.ts";
@@ -62,6 +63,8 @@ export interface LoadedConfig {
   resumeDir?: string;
   /** Harmless Python verifiers settings that were ignored (shown before the run). */
   warnings?: string[];
+  /** The launch's `vf.lock` (plugged `fn` modules resolve through it too). */
+  lock?: PluginLock;
 }
 
 /** Options of {@link loadEvalConfig}. */
@@ -717,6 +720,7 @@ export async function loadEvalConfig(
     resolved.client.base_url = fromEnv || "https://api.openai.com/v1";
   }
   resolved.env.agent.runtime.type = wireRuntimeType(resolved.env.agent.runtime.type);
+  if (lock) await resolvePluggedModules(resolved, cwd, lock);
   if (!options.validateOnly) lock?.save();
   return {
     config: resolved,
@@ -725,5 +729,37 @@ export async function loadEvalConfig(
     schema,
     warnings: absorbed.warnings,
     ...(parsed.resumeDir !== undefined ? { resumeDir: resolvePath(cwd, parsed.resumeDir) } : {}),
+    ...(lock ? { lock } : {}),
   };
+}
+
+/**
+ * Resolves every fetched (`npm:`, `jsr:`, URL) module named by a plugged reward, metric
+ * or stop `fn` through the lock now, so `--lock` records them and `--frozen` refuses a
+ * change before the run starts. The run later imports them through the same lock.
+ */
+async function resolvePluggedModules(config: EvalConfig, cwd: string, lock: PluginLock) {
+  const task = config.env.taskset.task;
+  const fns = [task.rewards, task.metrics, task.stops]
+    .flatMap((plugs) => Object.values(plugs ?? {}))
+    .map((plug) => plug.fn)
+    .filter((fn): fn is string => typeof fn === "string" && /^(npm|jsr|https?):/i.test(fn));
+  const problems: string[] = [];
+  for (const fn of new Set(fns)) {
+    try {
+      await loadPluggedFn(fn, { cwd, lock });
+    } catch (err) {
+      if (err instanceof PluginError && /^plugin_lock|^plugin_integrity/.test(errCode(err))) {
+        problems.push(err.message + (err.hint ? ` (hint: ${err.hint})` : ""));
+      }
+    }
+  }
+  if (problems.length) {
+    throw new ConfigError(problems, { hint: "the plugged functions' modules are locked too" });
+  }
+}
+
+function errCode(err: PluginError): string {
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof PluginError ? cause.code : err.code;
 }

@@ -19,7 +19,7 @@ import { importModule } from "./import_module.ts";
 import { isPlugin, type Plugin, PLUGIN_KINDS, type PluginKind, type PluginOf } from "./contract.ts";
 import { barePackageName, mayBeBuiltin, normalizeId, specifierKind } from "./specifier.ts";
 import type { PluginLock } from "./lock.ts";
-import { missingDependency } from "./fetch/entry.ts";
+import { entryProblem, missingDependency } from "./fetch/entry.ts";
 import { RemoteNotFound } from "./fetch/fetch_errors.ts";
 import { type FetchOptions, fetchPlugin, registryOverridden } from "./fetch/resolve.ts";
 
@@ -39,6 +39,8 @@ export interface LoadedModule {
   target: string;
   builtin: boolean;
   exports: Record<string, unknown>;
+  /** For a fetched specifier: the exact thing loaded (`npm:<name>@<version>` or the URL). */
+  resolved?: string;
 }
 
 const moduleCache = new Map<string, Promise<LoadedModule>>();
@@ -53,12 +55,13 @@ function lockKey(lock: PluginLock | undefined): string {
   return String(k);
 }
 
-function notFound(kind: PluginKind, id: string, target: string): PluginError {
+/** "not found": `where` is a quoted path/URL, or a description of the candidate. */
+function notFound(kind: PluginKind, id: string, where: string): PluginError {
   const ids = builtinIds(kind);
   const guess = closest(id, ids);
   return new PluginError(
     "plugin_not_found",
-    `Cannot find ${kind} "${id}": no built-in has that id and no module was found at "${target}"` +
+    `Cannot find ${kind} "${id}": no built-in has that id and ${where}` +
       (guess ? ` (did you mean "${guess}"?)` : ""),
     {
       hint:
@@ -147,11 +150,15 @@ async function importExternal(
     const abs = isAbsolute(id) ? id : resolve(cwd, id);
     let file = abs;
     if (existsSync(abs) && statSync(abs).isDirectory()) file = join(abs, "mod.ts");
-    if (!existsSync(file)) throw notFound(kind, id, abs);
+    if (!existsSync(file)) {
+      throw notFound(kind, id, `no module was found at ${JSON.stringify(abs)}`);
+    }
     target = pathToFileURL(file).href;
   } else if (sk === "file-url") {
     const path = new URL(id).pathname;
-    if (!existsSync(decodeURIComponent(path))) throw notFound(kind, id, id);
+    if (!existsSync(decodeURIComponent(path))) {
+      throw notFound(kind, id, `no module was found at ${JSON.stringify(id)}`);
+    }
   } else if (sk === "bare") {
     if (isCompiled()) {
       throw new PluginError(
@@ -162,9 +169,21 @@ async function importExternal(
     }
     const pkg = barePackageName(id);
     const dir = findPackageDir(pkg, cwd);
-    if (!dir) throw notFound(kind, id, id);
+    if (!dir) throw notFound(kind, id, `no installed package ${pkg} was found from ${cwd} upwards`);
     const entry = packageEntry(dir, id.slice(pkg.length));
-    if (!entry) throw notFound(kind, id, `${dir} (no entry point for "${id}")`);
+    if (!entry) {
+      const problem = entryProblem(dir, id.slice(pkg.length));
+      throw new PluginError(
+        "plugin_package_invalid",
+        `Cannot load ${kind} "${id}": the installed package at ${dir} is broken: ` +
+          (problem ?? `it has no entry point for ${id}`),
+        {
+          hint: problem?.includes("not in the package")
+            ? "Build the package (its build output is missing) or reinstall it"
+            : "Fix or reinstall the package",
+        },
+      );
+    }
     target = pathToFileURL(entry).href;
   } else if (sk === "http-url" || sk === "npm" || sk === "jsr") {
     const fetchOptions: FetchOptions = { ...options.fetch, cwd, lock: options.lock };
@@ -187,7 +206,9 @@ async function importExternal(
     const exports = await importModule(target);
     return { target, builtin: false, exports };
   } catch (err) {
-    if (sk === "http-url" && await urlIsMissing(id)) throw notFound(kind, id, id);
+    if (sk === "http-url" && await urlIsMissing(id)) {
+      throw notFound(kind, id, `no module was found at ${JSON.stringify(id)}`);
+    }
     throw importFailed(kind, id, err);
   }
 }
@@ -202,7 +223,7 @@ async function importFetched(
   try {
     fetched = await fetchPlugin(id, options);
   } catch (err) {
-    if (err instanceof RemoteNotFound) throw notFound(kind, id, err.target);
+    if (err instanceof RemoteNotFound) throw notFound(kind, id, `there is no ${err.target}`);
     if (err instanceof PluginError) {
       throw new PluginError(err.code, `Cannot load ${kind} "${id}": ${err.message}`, {
         hint: err.hint,
@@ -213,7 +234,7 @@ async function importFetched(
   }
   try {
     const exports = await importModule(fetched.importTarget);
-    return { target: fetched.importTarget, builtin: false, exports };
+    return { target: fetched.importTarget, builtin: false, exports, resolved: fetched.resolved };
   } catch (err) {
     const dep = missingDependency(fetched.file, errorMessage(err), fetched.singleFile);
     if (!dep) throw importFailed(kind, id, err);

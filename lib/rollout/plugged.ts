@@ -19,6 +19,7 @@ import { InputError, PluginError, TaskError } from "../errors.ts";
 import { BUILTINS } from "../plugins/builtins.ts";
 import { type HookContext, PLUGIN_KINDS } from "../plugins/contract.ts";
 import { importPluginModule } from "../plugins/load.ts";
+import type { PluginLock } from "../plugins/lock.ts";
 import { mayBeBuiltin, normalizeId } from "../plugins/specifier.ts";
 
 /** The kinds of pluggable hook. */
@@ -42,6 +43,8 @@ export interface FnSpecifier {
 export interface PlugOptions {
   /** Base directory for relative module paths and installed packages. @default process.cwd() */
   cwd?: string;
+  /** The launch's `vf.lock`: `npm:`/`jsr:`/URL modules resolve through it. */
+  lock?: PluginLock;
 }
 
 const SCHEME_ONLY = /^(npm|jsr|file|https?|data|node)$/i;
@@ -91,6 +94,7 @@ export async function loadPluggedFn(
   try {
     const mod = await importPluginModule(loaderKind(spec.module), spec.module, {
       cwd: options.cwd ?? process.cwd(),
+      lock: options.lock,
     });
     exports = mod.exports;
   } catch (err) {

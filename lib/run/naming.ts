@@ -9,8 +9,14 @@ import { resolve } from "node:path";
 import type { EvalConfig } from "../config/eval_config.ts";
 import { normalizeId } from "../plugins/specifier.ts";
 
-/** A readable short form of a plugin id or specifier for names. */
-function shortId(id: string): string {
+/**
+ * A readable short form of a plugin id or specifier for names. An `npm:`/`jsr:` specifier
+ * gives its package name without scope, range or subpath, so `npm:my-tasks@^0.1` and
+ * `npm:@acme/my-tasks@^0.1` both name runs `my-tasks--...`.
+ */
+export function shortId(id: string): string {
+  const pkg = /^(?:npm|jsr):\/?(?:@[^/@]+\/)?([^/@]+)/i.exec(id);
+  if (pkg) return normalizeId(pkg[1]).replace(/[^a-z0-9._+-]+/g, "-") || "plugin";
   const base = normalizeId(id.replace(/\/mod\.[jt]s$/, "").replace(/\.[mc]?[jt]s$/, ""));
   return base.replace(/[^a-z0-9._+-]+/g, "-") || "plugin";
 }

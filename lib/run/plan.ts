@@ -35,7 +35,7 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   const agent = config.env.agent;
   const task = config.env.taskset.task;
   const loads: Promise<unknown>[] = [];
-  const plugOptions = { onLoadError: services.warn, loads };
+  const plugOptions = { onLoadError: services.warn, loads, lock: loaded.lock };
   const rewards: NamedReward[] = applyPlugs<RewardHook>(
     "reward",
     taskset.rewards,

@@ -62,10 +62,14 @@ function exportTarget(exp: unknown, key: string, conditions: readonly string[]):
  */
 export function packageEntry(dir: string, subpath: string): string | null {
   let meta: Record<string, unknown> = {};
-  try {
-    meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-  } catch {
-    meta = {};
+  const pj = join(dir, "package.json");
+  if (existsSync(pj)) {
+    try {
+      meta = JSON.parse(readFileSync(pj, "utf8"));
+    } catch {
+      return null; // a broken package.json: see entryProblem
+    }
+    if (typeof meta !== "object" || meta === null || Array.isArray(meta)) return null;
   }
   const conditions = [runtimeName(), "import", "module", "default", "node"];
   const keys = subpath ? [`.${subpath}`] : ["./plugin", "."];
@@ -93,6 +97,44 @@ export function packageEntry(dir: string, subpath: string): string | null {
   for (const n of names) {
     const hit = inside(n);
     if (hit) return hit;
+  }
+  return null;
+}
+
+/**
+ * Why a package directory has no usable entry: its `package.json` is missing or not
+ * valid JSON, or its `exports`/`module`/`main` names a file the package does not hold
+ * (typically a build output that was not built before publishing). Null when nothing
+ * specific is wrong.
+ */
+export function entryProblem(dir: string, subpath: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "package.json"), "utf8");
+  } catch {
+    return "it has no package.json";
+  }
+  let meta: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      return "its package.json is not a JSON object";
+    }
+    meta = parsed;
+  } catch (err) {
+    return `its package.json is not valid JSON (${err instanceof Error ? err.message : err})`;
+  }
+  const conditions = [runtimeName(), "import", "module", "default", "node"];
+  const keys = subpath ? [`.${subpath}`] : ["./plugin", "."];
+  for (const key of keys) {
+    const rel = exportTarget(meta.exports, key, conditions);
+    if (rel) return `its exports map ${key} to ${rel}, which is not in the package`;
+  }
+  if (meta.exports === undefined && !subpath) {
+    for (const field of ["module", "main"]) {
+      const rel = pickTarget(meta[field], conditions);
+      if (rel) return `its "${field}" is ${rel}, which is not in the package`;
+    }
   }
   return null;
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import { PluginError } from "../../errors.ts";
 import { metadataPath, readJson, writeAtomic } from "./cache.ts";
 import { RemoteNotFound } from "./fetch_errors.ts";
@@ -36,6 +37,10 @@ export interface PackumentResult {
   registry: string;
   /** True when the registry was unreachable and the cached copy was used. */
   fromCache: boolean;
+  /** Why the registry could not be used (when `fromCache`). */
+  why?: string;
+  /** When the cached copy was saved, ISO 8601 (when `fromCache`). */
+  savedAt?: string;
 }
 
 const ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*";
@@ -65,8 +70,8 @@ function validPackument(doc: unknown, name: string): doc is Packument {
 
 function describe(spec: PackageSpec): string {
   return spec.source === "jsr"
-    ? `JSR package "${spec.displayName}" (${spec.name})`
-    : `npm package "${spec.name}"`;
+    ? `JSR package ${spec.displayName} (${spec.name})`
+    : `npm package ${spec.name}`;
 }
 
 /**
@@ -84,7 +89,14 @@ export async function fetchPackument(
   const fallback = (why: string): PackumentResult => {
     const cached = readJson<Packument>(cachePath);
     if (cached && validPackument(cached, spec.name)) {
-      return { packument: cached, registry, fromCache: true };
+      const saved = statSync(cachePath, { throwIfNoEntry: false })?.mtime;
+      return {
+        packument: cached,
+        registry,
+        fromCache: true,
+        why,
+        ...(saved ? { savedAt: saved.toISOString().replace(/\.\d+Z$/, "Z") } : {}),
+      };
     }
     throw new PluginError(
       "plugin_fetch_failed",
@@ -138,9 +150,10 @@ export async function fetchPackument(
 }
 
 /**
- * Picks the version npm would: a dist-tag by name; for a range, the `latest` tag when it
- * satisfies the range, else the highest satisfying version (prereleases only when the
- * range asks). Null when nothing matches.
+ * Picks the version npm would (`npm-pick-manifest`): a dist-tag by name; no range or `*`
+ * takes the `latest` tag whatever it points at, a prerelease included; another range takes
+ * the `latest` tag when it satisfies the range, else the highest satisfying version
+ * (prereleases only when the range asks). Null when nothing matches.
  */
 export function pickVersion(packument: Packument, range: string): string | null {
   const tags = packument["dist-tags"];
@@ -151,7 +164,10 @@ export function pickVersion(packument: Packument, range: string): string | null 
   }
   const wanted = range === "" ? "*" : range;
   const latest = tags.latest;
-  if (latest && packument.versions[latest] && parseVersion(latest) && satisfies(latest, wanted)) {
+  if (
+    latest && packument.versions[latest] && parseVersion(latest) &&
+    (wanted.trim() === "*" || satisfies(latest, wanted))
+  ) {
     return latest;
   }
   return maxSatisfying(versions, wanted);

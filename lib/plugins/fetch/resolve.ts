@@ -11,20 +11,30 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
+import process from "node:process";
 import { PluginError } from "../../errors.ts";
 import { getEnv } from "../../_runtime/env.ts";
 import type { LockEntry, PluginLock } from "../lock.ts";
 import {
-  installedPackage,
+  type CorruptEntry,
+  findInstalledPackage,
   installPackage,
   moduleFilePath,
   pluginCacheRoot,
   readCachedTarball,
   readJson,
+  tarballCorrupt,
+  tarballPath,
   urlIndexPath,
   writeAtomic,
 } from "./cache.ts";
-import { defaultImportMode, type ImportMode, importTarget, packageEntry } from "./entry.ts";
+import {
+  defaultImportMode,
+  entryProblem,
+  type ImportMode,
+  importTarget,
+  packageEntry,
+} from "./entry.ts";
 import { RemoteNotFound } from "./fetch_errors.ts";
 import {
   checkIntegrity,
@@ -55,7 +65,10 @@ export interface FetchOptions {
   lock?: PluginLock;
   /** How to import the fetched module. @default `VF_PLUGIN_IMPORT`, else by host */
   importMode?: ImportMode;
-  /** Notes for the user (e.g. "registry unreachable, using the cached copy"). */
+  /**
+   * Notes for the user (e.g. "registry unreachable, using cached metadata", "a modified
+   * cache entry was re-extracted"). @default a `vf: note: ...` line on stderr
+   */
   log?: (line: string) => void;
 }
 
@@ -115,11 +128,28 @@ function modeOf(options: FetchOptions): ImportMode {
   return options.importMode ?? (env === "data" || env === "file" ? env : defaultImportMode());
 }
 
-function integrityMismatch(what: string, expected: string, got: string, locked: boolean) {
+function noteOf(options: FetchOptions): (line: string) => void {
+  return options.log ?? ((line) => process.stderr.write(`vf: note: ${line}\n`));
+}
+
+/**
+ * An integrity failure. `expected` is what the trusted side says (vf.lock when `locked`,
+ * else the registry's `dist.integrity`), `got` what the other side has (the registry's
+ * published value, or the downloaded bytes).
+ */
+function integrityMismatch(
+  what: string,
+  expected: string,
+  got: string,
+  locked: boolean,
+  gotLabel = "the downloaded tarball",
+) {
   return new PluginError(
     locked ? "plugin_lock_mismatch" : "plugin_integrity_mismatch",
-    `integrity check failed for ${what}: expected ${expected}, got ${got}` +
-      (locked ? " (the value in vf.lock)" : ""),
+    locked
+      ? `integrity check failed for ${what}: vf.lock has ${expected}, ${gotLabel} has ${got}`
+      : `integrity check failed for ${what}: the registry publishes ${expected}, ${gotLabel} ` +
+        `has ${got}`,
     {
       hint: locked
         ? "The content changed since it was locked; if that is expected, delete the entry and run with --lock"
@@ -157,12 +187,15 @@ async function fetchPackage(
   const finish = (dir: string, version: string, integrity: string, offline: boolean) => {
     const file = packageEntry(dir, spec.subpath);
     if (!file) {
+      const problem = entryProblem(dir, spec.subpath);
       throw new PluginError(
         "plugin_package_invalid",
-        `${what(version)} has no plugin entry${spec.subpath ? ` for "${spec.subpath}"` : ""}`,
+        `${what(version)} is broken: ` +
+          (problem ?? `it has no plugin entry${spec.subpath ? ` for ${spec.subpath}` : ""}`),
         {
-          hint:
-            'Publish the bundled plugin as the "./plugin" export or the "." export (see docs/plugins.md)',
+          hint: problem?.includes("not in the package")
+            ? "Build the package before publishing it (npm pack lists what it holds)"
+            : 'Publish the bundled plugin as the "./plugin" export or the "." export (see docs/plugins.md)',
         },
       );
     }
@@ -179,23 +212,74 @@ async function fetchPackage(
       singleFile: false,
     };
   };
-  // a locked sha512 that is already extracted needs no network at all
+  const note = noteOf(options);
+  const corrupt: CorruptEntry[] = [];
+  /** A verified extracted tree of `hex`, re-extracted from a verified cached tarball if needed. */
+  const fromCache = (hex: string): string | undefined => {
+    const found = findInstalledPackage(root, hex);
+    if (found.dir) return found.dir;
+    for (const c of found.corrupt) {
+      if (!corrupt.some((k) => k.dir === c.dir)) corrupt.push(c);
+    }
+    const tgz = readCachedTarball(root, hex);
+    if (!tgz) return undefined;
+    const dir = installPackage(root, hex, tgz);
+    for (const c of found.corrupt) {
+      note(
+        `cache entry ${c.dir} failed verification (${c.problem}); re-extracted ` +
+          `${spec.displayName} from its verified tarball into ${dir}`,
+      );
+    }
+    return dir;
+  };
+  // a locked sha512 that is already cached needs no network at all
   const lockedHex = locked ? hexOf(locked.integrity) : null;
   if (locked && lockedHex) {
-    const dir = installedPackage(root, lockedHex);
+    const dir = fromCache(lockedHex);
     if (dir) return finish(dir, locked.version!, locked.integrity, true);
   }
-  const { packument, fromCache, registry } = await fetchPackument(spec, settings, root);
-  if (fromCache) options.log?.(`${spec.name}: ${registry} unreachable, using cached metadata`);
+  /** A fetch failure, naming the corrupt cache entries that kept it from working offline. */
+  const namingCorrupt = (err: unknown, hexes: (string | null)[]): unknown => {
+    const bad = [
+      ...corrupt.map((c) => `${c.dir} (${c.problem})`),
+      ...[...new Set(hexes)].filter((h): h is string => !!h && tarballCorrupt(root, h))
+        .map((h) => `${tarballPath(root, h)} (its bytes no longer match its hash)`),
+    ];
+    if (!(err instanceof PluginError) || bad.length === 0) return err;
+    return new PluginError(
+      err.code,
+      `${err.message}; the cached copy cannot be used: ${bad.join(", ")}`,
+      {
+        hint: `Remove the corrupt cache entries (rm -rf ${
+          bad.map((b) => b.replace(/ \(.*$/, "")).join(" ")
+        }) and run again with the registry reachable`,
+        cause: err,
+      },
+    );
+  };
+  let fetched;
+  try {
+    fetched = await fetchPackument(spec, settings, root);
+  } catch (err) {
+    throw namingCorrupt(err, [lockedHex]);
+  }
+  const { packument, registry } = fetched;
   const version = locked?.version ?? pickVersion(packument, spec.range);
+  if (fetched.fromCache) {
+    note(
+      `${registry} is unreachable (${fetched.why}); using the cached metadata of ` +
+        `${spec.displayName}${fetched.savedAt ? ` saved ${fetched.savedAt}` : ""}, which may be ` +
+        `stale${version ? ` (it resolves ${spec.range || "latest"} to ${version})` : ""}`,
+    );
+  }
   const manifest = version ? packument.versions[version] : undefined;
   if (!version || !manifest) {
     const all = listVersions(packument);
     const tags = Object.entries(packument["dist-tags"]).map(([t, v]) => `${t}: ${v}`);
     throw new PluginError(
       "plugin_version_not_found",
-      `${spec.source === "jsr" ? "JSR" : "npm"} package "${spec.displayName}" has no version ` +
-        `matching "${locked?.version ?? (spec.range || "latest")}"`,
+      `${spec.source === "jsr" ? "JSR" : "npm"} package ${spec.displayName} has no version ` +
+        `matching ${locked?.version ?? (spec.range || "latest")}`,
       {
         hint: `Published: ${all.slice(-12).join(", ") || "none"}` +
           (tags.length ? `; dist-tags: ${tags.join(", ")}` : ""),
@@ -212,18 +296,18 @@ async function fetchPackage(
     );
   }
   if (locked && integrityConflict(locked.integrity, declared)) {
-    throw integrityMismatch(what(version), locked.integrity, declared, true);
+    throw integrityMismatch(what(version), locked.integrity, declared, true, "the registry");
   }
   const declaredHex = hexOf(declared) ?? lockedHex;
-  if (declaredHex) {
-    const dir = installedPackage(root, declaredHex);
-    if (dir) return finish(dir, version, `sha512-${hexToBase64(declaredHex)}`, fromCache);
+  if (declaredHex && declaredHex !== lockedHex) {
+    const dir = fromCache(declaredHex);
+    if (dir) return finish(dir, version, `sha512-${hexToBase64(declaredHex)}`, fetched.fromCache);
   }
-  let bytes = declaredHex ? readCachedTarball(root, declaredHex) : undefined;
-  let offline = fromCache && bytes !== undefined;
-  if (!bytes || checkIntegrity(bytes, declared) !== null) {
+  let bytes: Uint8Array;
+  try {
     bytes = await downloadTarball(manifest.dist.tarball, settings, what(version));
-    offline = false;
+  } catch (err) {
+    throw namingCorrupt(err, [declaredHex, lockedHex]);
   }
   const bad = checkIntegrity(bytes, declared);
   if (bad) throw integrityMismatch(what(version), declared, bad, false);
@@ -242,7 +326,13 @@ async function fetchPackage(
       { hint: "The tarball is not a gzipped tar archive as npm packs it" },
     );
   }
-  return finish(dir, version, computeIntegrity(bytes), offline);
+  for (const c of corrupt) {
+    note(
+      `cache entry ${c.dir} failed verification (${c.problem}); downloaded ` +
+        `${spec.displayName} again into ${dir}`,
+    );
+  }
+  return finish(dir, version, computeIntegrity(bytes), false);
 }
 
 function hexToBase64(hex: string): string {
@@ -280,6 +370,14 @@ function cachedModule(
   return sha512Hex(new Uint8Array(readFileSync(file))) === hex ? file : null;
 }
 
+/** The cached file of a URL when it exists but fails its hash, else null. */
+function corruptModule(root: string, index: UrlIndex | undefined): string | null {
+  const hex = index ? hexOf(index.integrity) : null;
+  if (!index || !hex) return null;
+  const file = moduleFilePath(root, hex, index.file);
+  return existsSync(file) && cachedModule(root, index) === null ? file : null;
+}
+
 async function fetchUrl(url: string, options: FetchOptions): Promise<FetchedPlugin> {
   const root = pluginCacheRoot(options.cacheDir);
   const locked = options.lock?.lookup(url);
@@ -313,10 +411,16 @@ async function fetchUrl(url: string, options: FetchOptions): Promise<FetchedPlug
       options.log?.(`${url}: unreachable, using the cached copy`);
       return done(file, index!.integrity, true);
     }
+    const stale = corruptModule(root, index);
     throw new PluginError(
       "plugin_fetch_failed",
-      `cannot fetch ${url}: ${err instanceof Error ? err.message : String(err)}`,
-      { hint: "Check the network; a plugin fetched once before loads offline from the cache" },
+      `cannot fetch ${url}: ${err instanceof Error ? err.message : String(err)}` +
+        (stale ? `; the cached copy ${stale} no longer matches its hash` : ""),
+      {
+        hint: stale
+          ? `Remove it (rm ${stale}) and run again with the server reachable`
+          : "Check the network; a plugin fetched once before loads offline from the cache",
+      },
     );
   }
   if (res.status === 404 || res.status === 410) {
@@ -342,7 +446,9 @@ async function fetchUrl(url: string, options: FetchOptions): Promise<FetchedPlug
   const hex = sha512Hex(bytes);
   const name = moduleFileName(url, res.headers.get("content-type"));
   const file = moduleFilePath(root, hex, name);
-  if (!existsSync(file)) writeAtomic(file, bytes);
+  if (!existsSync(file) || sha512Hex(new Uint8Array(readFileSync(file))) !== hex) {
+    writeAtomic(file, bytes); // a rename: a process reading the old file keeps its copy
+  }
   const integrity = computeIntegrity(bytes);
   writeAtomic(indexPath, JSON.stringify({ url, integrity, file: name } satisfies UrlIndex));
   return done(file, integrity, false);
