@@ -39,7 +39,7 @@ export async function pluginsCommand(argv: string[]): Promise<number> {
     const mod = await importPluginModule(kind as PluginKind, id, { cwd, lock });
     const plugin = pickPlugin(kind as PluginKind, id, mod.exports);
     lock?.save();
-    const rows = describeFields(plugin.config);
+    const rows = plugin.config ? describeFields(plugin.config) : []; // a plain-object plugin may have none
     const lines = [
       `${plugin.kind} "${plugin.id}" (abi ${plugin.abi})`,
       ...(mod.resolved

@@ -10,7 +10,7 @@
  * @module
  */
 import { existsSync, readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import process from "node:process";
 import { PluginError } from "../../errors.ts";
 import { getEnv } from "../../_runtime/env.ts";
@@ -232,11 +232,14 @@ async function fetchPackage(
     }
     return dir;
   };
-  // a locked sha512 that is already cached needs no network at all
+  // a locked sha512 that is already cached needs no network at all, when the cached
+  // package is the one the lock names (an integrity edited to another package's is not)
   const lockedHex = locked ? hexOf(locked.integrity) : null;
   if (locked && lockedHex) {
     const dir = fromCache(lockedHex);
-    if (dir) return finish(dir, locked.version!, locked.integrity, true);
+    if (dir && isPackage(dir, spec.name, locked.version!)) {
+      return finish(dir, locked.version!, locked.integrity, true);
+    }
   }
   /** A fetch failure, naming the corrupt cache entries that kept it from working offline. */
   const namingCorrupt = (err: unknown, hexes: (string | null)[]): unknown => {
@@ -333,6 +336,12 @@ async function fetchPackage(
     );
   }
   return finish(dir, version, computeIntegrity(bytes), false);
+}
+
+/** True when the extracted package in `dir` declares this name and version. */
+function isPackage(dir: string, name: string, version: string): boolean {
+  const meta = readJson<{ name?: unknown; version?: unknown }>(join(dir, "package.json"));
+  return meta?.name === name && meta?.version === version;
 }
 
 function hexToBase64(hex: string): string {
