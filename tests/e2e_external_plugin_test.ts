@@ -205,6 +205,7 @@ describe("external plugins: vf init -> npm pack -> registry -> vf eval", () => {
     const files = readTar(gunzip(tgz)).map((e) => e.path).sort();
     assert.deepEqual(files, [
       "package/README.md",
+      "package/abi.ts",
       "package/dist/plugin.js",
       "package/mod.ts",
       "package/package.json",

@@ -23,6 +23,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { Buffer } from "node:buffer";
@@ -30,7 +31,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { CLI } from "./_cli.ts";
-import { runProgram, type RunResult, runVf, TOOL_BIN, type VfHost } from "./_plugin_package.ts";
+import {
+  ROOT,
+  runProgram,
+  type RunResult,
+  runVf,
+  TOOL_BIN,
+  toolchainEnv,
+  type VfHost,
+} from "./_plugin_package.ts";
 import { startVerdaccio, type Verdaccio } from "./_verdaccio.ts";
 
 const HOSTS: VfHost[] = ["deno", "bun", "binary"];
@@ -339,6 +348,48 @@ describe("plugins from a real npm registry (Verdaccio), on every host", () => {
       },
     );
   }
+
+  it(
+    "vf init's scaffold needs only npm packages; its own test passes with the binary as vf",
+    LONG,
+    async () => {
+      await ready;
+      const made = await runVf("binary", ["init", "taskset", "@acme/vf-scaf"], {
+        cwd: root,
+        binary,
+      });
+      assert.equal(made.code, 0, made.stderr);
+      const dir = join(root, "vf-scaf");
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      assert.deepEqual(pkg.dependencies ?? {}, {}, "nothing at run time");
+      assert.deepEqual(Object.keys(pkg.devDependencies).sort(), ["@types/node", "bun", "zod"]);
+      // `npm install` without the network: the same npm packages, from this checkout
+      mkdirSync(join(dir, "node_modules", "@types"), { recursive: true });
+      symlinkSync(join(ROOT, "node_modules", "zod"), join(dir, "node_modules", "zod"));
+      symlinkSync(
+        join(ROOT, "node_modules", "@types", "node"),
+        join(dir, "node_modules", "@types", "node"),
+      );
+      const env = toolchainEnv({ VF_BIN: binary, VF_CACHE_DIR: join(root, "cache-scaf") });
+      const bundle = await runProgram("npm", ["run", "bundle"], { cwd: dir, env });
+      assert.equal(bundle.code, 0, bundle.stderr);
+      const test = await runProgram("npm", ["test"], { cwd: dir, env });
+      assert.equal(test.code, 0, test.stdout + test.stderr);
+      assert.match(test.stdout + test.stderr, /3 pass/);
+      const npmrc = join(root, "scaf.npmrc");
+      writeFileSync(npmrc, `registry=${reg.url}\n${reg.npmrc}`);
+      const published = await runProgram(
+        "npm",
+        ["publish", "--registry", reg.url, "--userconfig", npmrc, "--ignore-scripts"],
+        { cwd: dir, env: toolchainEnv({ NPM_CONFIG_UPDATE_NOTIFIER: "false" }) },
+      );
+      assert.equal(published.code, 0, published.stderr);
+      const shown = await show("binary", "npm:@acme/vf-scaf@^0.1", work("binary", "scaf"));
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.match(shown.stdout, /^taskset "vf-scaf" \(abi 1\)$/m);
+      assert.match(shown.stdout, /^from npm:@acme\/vf-scaf@0\.1\.0$/m);
+    },
+  );
 
   it(
     "8 parallel cold-cache loads of one plugin, 10 times, across the three hosts",

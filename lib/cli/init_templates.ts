@@ -1,7 +1,10 @@
 /**
  * The files `vf init <kind> <name>` writes: a plugin package that publishes to npm and
- * JSR alike (package.json + deno.json), the plugin (`mod.ts`, one per kind), the types of
- * its bundle (`plugin.d.ts`), a test that runs it through `vf` (`mod_test.ts`), a bundle
+ * JSR alike (package.json + deno.json), the plugin (`mod.ts`, one per kind) as a plain
+ * object of the structural plugin ABI, whose types are in the package itself (`abi.ts`,
+ * types only: the plugin depends on no verifiers-ts package, so `npm install` needs
+ * nothing but the npm registry and any `vf`, the single-file binary included, loads it),
+ * the types of its bundle (`plugin.d.ts`), a test that runs it through `vf` (`mod_test.ts`), a bundle
  * task producing the self-contained `dist/plugin.js` that binaries and Bun load, and a
  * README. The generated TypeScript is `deno fmt`/`deno lint` clean, JSR slow types
  * included.
@@ -35,7 +38,8 @@ export const DENO_BUNDLE_TASK = "deno bundle --platform=deno -o dist/plugin.js m
   `const f = 'dist/plugin.js'; ` +
   `writeFileSync(f, '// @ts-self-types=\\"../plugin.d.ts\\"\\n' + readFileSync(f, 'utf8'))"`;
 
-const LIB = "@verifiers/verifiers-ts";
+/** The scaffold's own types-only module of the plugin ABI. */
+const ABI = "./abi.ts";
 
 const TYPE_NAME: Record<PluginKind, string> = {
   taskset: "TasksetPlugin",
@@ -59,14 +63,17 @@ function packageJson(p: InitParams): string {
       ".": { types: "./plugin.d.ts", default: "./dist/plugin.js" },
       "./plugin": { types: "./plugin.d.ts", default: "./dist/plugin.js" },
     },
-    files: ["dist/plugin.js", "plugin.d.ts", "mod.ts", "README.md"],
+    files: ["dist/plugin.js", "plugin.d.ts", "abi.ts", "mod.ts", "README.md"],
     verifiers: { abi: 1, kind: p.kind, id: p.id },
     scripts: { bundle: BUNDLE_SCRIPT, test: "bun test", prepack: "npm run bundle" },
+    // what `npm install` brings from the npm registry alone: the bundler and test
+    // runner (bun), the schema library (bundled into dist/plugin.js) and Node's types
     devDependencies: {
-      [LIB]: `npm:@jsr/verifiers__verifiers-ts@^${VERSION}`,
+      bun: "^1.1.0",
       zod: "^4.0.0",
       "@types/node": "^20.0.0",
     },
+    allowScripts: { bun: true },
   });
 }
 
@@ -75,10 +82,10 @@ function denoJson(p: InitParams): string {
     name: p.jsrName,
     version: "0.1.0",
     exports: { ".": "./mod.ts", "./plugin": "./dist/plugin.js" },
-    imports: { [LIB]: `jsr:${LIB}@^${VERSION}`, zod: "npm:zod@^4" },
+    imports: { zod: "npm:zod@^4" },
     tasks: { bundle: DENO_BUNDLE_TASK, test: "deno test -A" },
     publish: {
-      include: ["mod.ts", "plugin.d.ts", "dist/plugin.js", "README.md"],
+      include: ["mod.ts", "abi.ts", "plugin.d.ts", "dist/plugin.js", "README.md"],
       exclude: ["!dist"],
     },
   });
@@ -91,12 +98,8 @@ const TASKSET = (p: InitParams) =>
  *
  * @module
  */
-import {
-  defineTaskset,
-  lastReply,
-  type TasksetPlugin,
-} from "${LIB}";
 import { z } from "zod";
+import { lastReply, type TasksetPlugin } from "${ABI}";
 
 /** Own config keys: \`--env.taskset.<key>\` flags, \`[env.taskset]\` in TOML. */
 const config = z.object({
@@ -105,7 +108,9 @@ const config = z.object({
 });
 
 /** The \`${p.id}\` taskset plugin. */
-const plugin: TasksetPlugin = defineTaskset({
+const plugin: TasksetPlugin = {
+  kind: "taskset",
+  abi: 1,
   id: "${p.id}",
   description: "Add two numbers (scaffolded by vf init)",
   config,
@@ -129,7 +134,7 @@ const plugin: TasksetPlugin = defineTaskset({
         lastReply(ctx.trace).trim() === String(ctx.task.answer) ? 1 : 0,
     },
   },
-});
+};
 
 export default plugin;
 `;
@@ -141,12 +146,8 @@ const JUDGE = (p: InitParams) =>
  *
  * @module
  */
-import {
-  defineJudge,
-  type JudgePlugin,
-  lastReply,
-} from "${LIB}";
 import { z } from "zod";
+import { type JudgePlugin, lastReply } from "${ABI}";
 
 /** Own config keys, set per entry of \`env.taskset.task.judges\`. */
 const config = z.object({
@@ -156,7 +157,9 @@ const config = z.object({
 });
 
 /** The \`${p.id}\` judge plugin. */
-const plugin: JudgePlugin = defineJudge({
+const plugin: JudgePlugin = {
+  kind: "judge",
+  abi: 1,
   id: "${p.id}",
   description: "1 when the reply contains the answer (scaffolded by vf init)",
   config,
@@ -168,7 +171,7 @@ const plugin: JudgePlugin = defineJudge({
     const hit = norm(lastReply(ctx.trace)).includes(norm(String(answer)));
     return Promise.resolve(hit ? 1 : 0);
   },
-});
+};
 
 export default plugin;
 `;
@@ -181,8 +184,8 @@ const HARNESS = (p: InitParams) =>
  *
  * @module
  */
-import { defineHarness, type HarnessPlugin } from "${LIB}";
 import { z } from "zod";
+import type { HarnessPlugin } from "${ABI}";
 
 /** Own config keys: \`--env.agent.harness.<key>\` flags. */
 const config = z.object({
@@ -190,7 +193,9 @@ const config = z.object({
 });
 
 /** The \`${p.id}\` harness plugin. */
-const plugin: HarnessPlugin = defineHarness({
+const plugin: HarnessPlugin = {
+  kind: "harness",
+  abi: 1,
   id: "${p.id}",
   description: "One chat completion, no tools (scaffolded by vf init)",
   config,
@@ -226,7 +231,7 @@ const plugin: HarnessPlugin = defineHarness({
     }
     return { exitCode: 1, stdout: "", stderr: last };
   },
-});
+};
 
 export default plugin;
 `;
@@ -251,14 +256,13 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import process from "node:process";
-import {
-  defineRuntime,
-  type ProgramResult,
-  type RunOptions,
-  type Runtime,
-  type RuntimePlugin,
-} from "${LIB}";
 import { z } from "zod";
+import type {
+  ProgramResult,
+  RunOptions,
+  Runtime,
+  RuntimePlugin,
+} from "${ABI}";
 
 /** Own config keys: \`--env.agent.runtime.<key>\` flags. */
 const config = z.object({
@@ -362,20 +366,179 @@ function makeRuntime(env: Record<string, string>): Runtime {
 }
 
 /** The \`${p.id}\` runtime plugin (its id is \`[env.agent.runtime] type\`). */
-const plugin: RuntimePlugin = defineRuntime({
+const plugin: RuntimePlugin = {
+  kind: "runtime",
+  abi: 1,
   id: "${p.id}",
   description: "Commands in a temp directory here (scaffolded by vf init)",
   config,
   isLocal: true,
   create: (raw) => makeRuntime(config.parse(raw).env),
-});
+};
 
 export default plugin;
 `;
 
+/**
+ * The scaffold's `abi.ts`: the plugin ABI 1 of verifiers-ts as plain types (what `vf`
+ * reads from a plugin object and hands to it) and the one helper the templates use.
+ * `vf` recognises a plugin by its shape alone (`kind`, `abi: 1`, `id`), so a plugin
+ * needs no verifiers-ts package at run time.
+ */
+const ABI_FILE = (_p: InitParams) =>
+  `/**
+ * The verifiers-ts plugin ABI 1 as plain types, for this package alone. vf
+ * recognises a plugin by its shape (\`kind\`, \`abi: 1\`, \`id\`), so nothing here
+ * is a dependency: the types are erased, and \`lastReply\` is bundled.
+ * Written by \`vf init\` for verifiers-ts ${VERSION}; see its docs/plugins.md.
+ *
+ * @module
+ */
+
+/** A chat message. */
+export interface Message {
+  role: string;
+  content: unknown;
+  [key: string]: unknown;
+}
+
+/** The trace of one rollout (the message graph; other fields elided). */
+export interface Trace {
+  nodes: { parent: number | null; message: Message }[];
+  [key: string]: unknown;
+}
+
+/** One task, as \`load\` yields it. */
+export interface TaskData {
+  idx?: number;
+  prompt?: unknown;
+  answer?: unknown;
+  [key: string]: unknown;
+}
+
+/** A config schema: a zod object (vf reads its fields for flags and help). */
+export interface ConfigSchema {
+  parse(raw: unknown): unknown;
+}
+
+/** What a reward or metric hook gets. */
+export interface HookContext {
+  task: TaskData;
+  trace: Trace;
+  runtime: Runtime | null;
+  config: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+/** One reward hook. */
+export interface RewardHook {
+  fn(ctx: HookContext): number | Promise<number>;
+  weight?: number;
+  priority?: number;
+}
+
+/** What a program run in a runtime returned. */
+export interface ProgramResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of \`Runtime.run\`. */
+export interface RunOptions {
+  env?: Record<string, string>;
+  cwd?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  stdin?: string | Uint8Array;
+}
+
+/** A place where commands run. */
+export interface Runtime {
+  readonly info: { type: string; id: string | null };
+  readonly stopped: boolean;
+  readonly isLocal: boolean;
+  readonly timeoutS: number | null;
+  readonly workdir: string;
+  start(options?: { signal?: AbortSignal }): Promise<void>;
+  run(argv: string[], options?: RunOptions): Promise<ProgramResult>;
+  write(path: string, data: string | Uint8Array): Promise<void>;
+  read(path: string, options?: { maxBytes?: number }): Promise<Uint8Array>;
+  alive(): Promise<boolean>;
+  stop(): Promise<void>;
+  stopConfirmed(): Promise<void>;
+}
+
+interface PluginBase<K extends string> {
+  kind: K;
+  abi: 1;
+  id: string;
+  description: string;
+  config: ConfigSchema;
+}
+
+/** A taskset plugin. */
+export interface TasksetPlugin extends PluginBase<"taskset"> {
+  defaultHarness?: string;
+  load(
+    config: Record<string, unknown>,
+  ): Iterable<TaskData> | Promise<Iterable<TaskData>>;
+  solution?(task: TaskData): { text: string };
+  rewards?: Record<string, RewardHook>;
+}
+
+/** A harness plugin. */
+export interface HarnessPlugin extends PluginBase<"harness"> {
+  capabilities: {
+    executesCode: boolean;
+    needsContainer: boolean;
+    appendsSystemPrompt: boolean;
+  };
+  launch(ctx: {
+    runtime: Runtime;
+    endpoint: string;
+    secret: string;
+    model: string;
+    messages: Message[];
+    config: Record<string, unknown>;
+    signal: AbortSignal;
+    log(message: string): void;
+  }): Promise<ProgramResult>;
+}
+
+/** A judge plugin. */
+export interface JudgePlugin extends PluginBase<"judge"> {
+  score(
+    ctx: HookContext & { judge: Record<string, unknown>; rewardKey: string },
+  ): Promise<number>;
+}
+
+/** A runtime plugin (its id is \`[env.agent.runtime] type\`). */
+export interface RuntimePlugin extends PluginBase<"runtime"> {
+  isLocal: boolean;
+  create(config: Record<string, unknown>): Runtime;
+}
+
+/** Text of the last assistant message of the conversation as it ended. */
+export function lastReply(trace: Trace): string {
+  const parents = new Set(trace.nodes.map((n) => n.parent));
+  let leaf = -1;
+  trace.nodes.forEach((_, i) => {
+    if (!parents.has(i)) leaf = i;
+  });
+  for (let i: number | null = leaf; i !== null && i >= 0; i = trace.nodes[i].parent) {
+    const m = trace.nodes[i].message;
+    if (m.role === "assistant") {
+      return typeof m.content === "string" ? m.content : "";
+    }
+  }
+  return "";
+}
+`;
+
 const DTS = (p: InitParams) =>
   `/** Types of the bundled plugin (dist/plugin.js). */
-import type { ${TYPE_NAME[p.kind]} } from "${LIB}";
+import type { ${TYPE_NAME[p.kind]} } from "${ABI}";
 
 /** The \`${p.id}\` ${p.kind} plugin. */
 declare const plugin: ${TYPE_NAME[p.kind]};
@@ -492,17 +655,15 @@ docs/plugins.md.
 
 const GITIGNORE = "node_modules/\ndist/\noutputs/\n*.tgz\n";
 
-const NPMRC = "@jsr:registry=https://npm.jsr.io\n";
-
 /** The files of a new plugin package, by relative path. */
 export function initFiles(p: InitParams): Record<string, string> {
   const plugin = { taskset: TASKSET, judge: JUDGE, harness: HARNESS, runtime: RUNTIME }[p.kind];
   return {
     "package.json": packageJson(p),
     "deno.json": denoJson(p),
-    ".npmrc": NPMRC,
     ".gitignore": GITIGNORE,
     "mod.ts": plugin(p),
+    "abi.ts": ABI_FILE(p),
     "plugin.d.ts": DTS(p),
     "mod_test.ts": TEST(p),
     "README.md": README(p),

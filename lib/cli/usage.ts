@@ -48,11 +48,12 @@ Lists the built-in plugins: kind, id and a one-line description.
 Example:
   vf plugins list`,
 
-  "plugins show": `Usage: vf plugins show <taskset|harness|judge|runtime> <id-or-specifier>
+  "plugins show": `Usage: vf plugins show <taskset|harness|judge|runtime> <id-or-specifier> [--lock | --frozen]
 
 Prints a plugin's description and its config fields (type, default, description). The id
 may be a built-in id, a path to a plugin module, a file: or https: URL, or an npm:/jsr:
-specifier.
+specifier. A fetched specifier resolves through ./vf.lock as \`vf eval\` does (the line
+"from <resolved>" says what was loaded); --lock records it, --frozen refuses a change.
 
 Examples:
   vf plugins show taskset addition
