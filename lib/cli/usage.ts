@@ -48,7 +48,8 @@ Lists the built-in plugins: kind, id and a one-line description.
 Example:
   vf plugins list`,
 
-  "plugins show": `Usage: vf plugins show <taskset|harness|judge|runtime> <id-or-specifier> [--lock | --frozen]
+  "plugins show":
+    `Usage: vf plugins show <taskset|harness|judge|runtime> <id-or-specifier> [--lock | --frozen]
 
 Prints a plugin's description and its config fields (type, default, description). The id
 may be a built-in id, a path to a plugin module, a file: or https: URL, or an npm:/jsr:
