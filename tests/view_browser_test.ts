@@ -241,6 +241,13 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     assert.equal((await rowTexts(page, "compare-0-1")).length, 10);
     assert.match((await rowTexts(page, "compare-0-1"))[0], /1\s+0\s+-1\s+regressed/);
     await page.screenshot({ path: join(IMAGES, "view-compare.png"), fullPage: true });
+    await page.selectOption("#compare-pick-B", "4");
+    await page.waitForURL(/#compare=0,4$/);
+    await page.getByTestId("compare-counts").filter({ hasText: "only in B" }).waitFor();
+    assert.equal(
+      await page.getByTestId("compare-counts").innerText(),
+      "0 improved, 0 regressed, 0 same, 10 only in A, 3 only in B",
+    );
   });
 
   it("reads the golden run written by Python verifiers v1", async () => {

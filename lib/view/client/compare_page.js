@@ -6,10 +6,34 @@ import { fmt, h, href } from "./dom.js";
 import { dataTable } from "./table.js";
 
 /**
- * @param {any} a @param {any} b views of the two runs
- * @param {number} ra @param {number} rb their positions
+ * A labelled run picker for side `side` that moves to the comparison with that run.
+ * @param {"A" | "B"} side @param {any[]} views @param {number} ra @param {number} rb
  */
-export function comparePage(a, b, ra, rb) {
+function runPicker(side, views, ra, rb) {
+  const current = side === "A" ? ra : rb;
+  const select = h(
+    "select",
+    {
+      id: `compare-pick-${side}`,
+      onchange: (/** @type {Event} */ ev) => {
+        const v = Number(/** @type {HTMLSelectElement} */ (ev.target).value);
+        location.hash = side === "A" ? `compare=${v},${rb}` : `compare=${ra},${v}`;
+      },
+    },
+    views.map((v, i) =>
+      h("option", { value: i, selected: i === current }, `${i + 1}: ${v.header.title}`)
+    ),
+  );
+  return [h("label", { for: `compare-pick-${side}` }, ` Run ${side} `), select];
+}
+
+/**
+ * @param {any[]} views every run's view (for the run pickers)
+ * @param {number} ra @param {number} rb the positions of the two runs compared
+ */
+export function comparePage(views, ra, rb) {
+  const a = views[ra];
+  const b = views[rb];
   const byKey = new Map();
   for (const t of a.tasks) byKey.set(t.key, { key: t.key, label: t.label, a: t, b: null });
   for (const t of b.tasks) {
@@ -87,6 +111,7 @@ export function comparePage(a, b, ra, rb) {
     "div",
     null,
     h("h2", null, "Comparison"),
+    h("div", { class: "controls" }, runPicker("A", views, ra, rb), runPicker("B", views, ra, rb)),
     h(
       "dl",
       { class: "facts" },

@@ -87,7 +87,7 @@ async function render(navigated) {
     if (r.compare) {
       const [a, b] = r.compare;
       if (!views[a] || !views[b]) throw new Error("no such runs to compare");
-      page = comparePage(views[a], views[b], a, b);
+      page = comparePage(views, a, b);
     } else if (r.episode !== null) {
       const ep = await source.episode(r.run, r.episode);
       page = { el: episodePage(views[r.run], r.run, r.episode, ep) };
