@@ -13,6 +13,7 @@ import { disableColor, err, flushOutput, out, paint, useColor } from "./lib/cli/
 import { VERSION } from "./lib/version.ts";
 import { asksForHelp, commandHelp, GROUPS } from "./lib/cli/usage.ts";
 import { closest } from "./lib/config/suggest.ts";
+import { addHostSecrets } from "./lib/secrets.ts";
 
 /** ANSI colour sequences. */
 const ANSI_SGR = new RegExp("\u001b\\[[0-9;]*m", "g");
@@ -135,6 +136,7 @@ export async function main(argv: string[]): Promise<number> {
 
 if (import.meta.main) {
   let code: number;
+  addHostSecrets(); // printed output never shows a host credential (lib/secrets.ts)
   try {
     code = await main(getArgs());
   } catch (caught) {

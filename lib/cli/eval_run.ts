@@ -9,6 +9,7 @@ import process from "node:process";
 import { exit as exitProcess } from "../_runtime/exit.ts";
 import { getEnv } from "../_runtime/env.ts";
 import { stderrIsTerminal, writeStderr } from "../_runtime/tty.ts";
+import { redact } from "../secrets.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
 import { createDisplay, isCiValue, type LiveDisplay, resolveDisplayMode } from "../run/display.ts";
 import { runEval, type RunEvalOptions, type RunResult } from "../run/run_eval.ts";
@@ -49,7 +50,8 @@ export async function runEvalFromCli(
     stderrIsTTY: stderrIsTerminal(),
     ci: isCiValue(getEnv("CI")),
   });
-  const writeErr = options.writeErr ?? writeStderr;
+  const rawWriteErr = options.writeErr ?? writeStderr;
+  const writeErr = (text: string) => rawWriteErr(redact(text));
   const err = options.err ?? ((line: string) => writeErr(line + "\n"));
   const ctrl = new AbortController();
   if (options.signal) {

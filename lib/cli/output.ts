@@ -7,6 +7,7 @@
 import process from "node:process";
 import { getEnv } from "../_runtime/env.ts";
 import { stderrIsTerminal } from "../_runtime/tty.ts";
+import { redact } from "../secrets.ts";
 
 let colorOff = false;
 
@@ -41,7 +42,7 @@ function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
       resolve();
     };
     try {
-      if (stream.write(text)) return resolve();
+      if (stream.write(redact(text))) return resolve();
     } catch {
       return resolve();
     }

@@ -44,7 +44,12 @@ const clientFields = {
 };
 
 /** The run's model client. */
-export const ClientConfig = z.strictObject(clientFields);
+export const ClientConfig = z.strictObject({
+  ...clientFields,
+  stall_timeout: z.number().positive().nullable().default(600).describe(
+    "Seconds without a byte from the provider before a model call fails (504); null waits forever",
+  ),
+});
 
 /** Sampling settings: known keys typed, extra provider keys passed through. */
 export const SamplingConfig = z.object({
@@ -199,7 +204,12 @@ export type EvalConfig = {
     retries: RetrySettings;
   };
   model: string | null;
-  client: { base_url: string | null; api_key_var: string; headers: Record<string, string> };
+  client: {
+    base_url: string | null;
+    api_key_var: string;
+    headers: Record<string, string>;
+    stall_timeout: number | null;
+  };
   sampling: {
     temperature: number | null;
     top_p: number | null;

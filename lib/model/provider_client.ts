@@ -1,10 +1,11 @@
 /**
  * The provider client: one OpenAI-compatible upstream (`POST {baseUrl}/chat/completions`).
- * Bearer auth from an environment variable, extra headers, a connect timeout but no read
- * timeout (a long generation is never cut), streaming bodies, AbortSignal, no retries.
+ * Bearer auth from an environment variable, extra headers, a connect timeout and a stall
+ * timeout (no byte from the provider for that long fails the call; a long generation that
+ * keeps sending is never cut), streaming bodies, AbortSignal, no retries.
  *
- * Transport failures throw a {@link ProviderError}: 503 transport, 504 connect timeout,
- * 502 malformed JSON. HTTP error statuses are returned, not thrown, so a relay can pass
+ * Transport failures throw a {@link ProviderError}: 503 transport, 504 connect timeout or
+ * stall, 502 malformed JSON. HTTP error statuses are returned, not thrown, so a relay can pass
  * them on. The API key never appears in an error.
  *
  * @module
@@ -15,6 +16,7 @@ import type { Socket } from "node:net";
 import { ProviderError } from "../errors.ts";
 import { getEnv } from "../_runtime/env.ts";
 import { concatBytes } from "../util/bytes.ts";
+import { addSecret, MASK, maskUrl, redact as redactSecrets } from "../secrets.ts";
 
 /** Options of {@link createProviderClient}. */
 export interface ProviderClientOptions {
@@ -28,6 +30,59 @@ export interface ProviderClientOptions {
   env?: Record<string, string | undefined>;
   /** Time allowed to open the connection (TCP + TLS). @default 5000 */
   connectTimeoutMs?: number;
+  /**
+   * Longest silence allowed from the provider during one call — before the response
+   * headers and between body chunks; null waits forever. @default {@link DEFAULT_STALL_TIMEOUT_S} s
+   */
+  stallTimeoutMs?: number | null;
+}
+
+/** Default of `client.stall_timeout`: seconds without a byte from the provider before a call fails. */
+export const DEFAULT_STALL_TIMEOUT_S = 600;
+
+/** `client.stall_timeout` (seconds, null = none, absent = the default) in milliseconds. */
+export function stallMs(seconds: number | null | undefined): number | null {
+  if (seconds === undefined) return DEFAULT_STALL_TIMEOUT_S * 1000;
+  return seconds === null ? null : seconds * 1000;
+}
+
+/** Watches one call for provider silence; `touch()` on every byte received. */
+class StallWatch {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #active: boolean;
+  readonly #ms: number | null;
+  readonly #onStall: () => void;
+  /** True once the silence ran out. */
+  stalled = false;
+
+  constructor(ms: number | null, onStall: () => void) {
+    this.#ms = ms;
+    this.#active = ms !== null;
+    this.#onStall = onStall;
+  }
+
+  /** (Re)starts the silence timer. */
+  touch(): void {
+    if (!this.#active) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.stalled = true;
+      this.#active = false;
+      this.#onStall();
+    }, this.#ms!);
+  }
+
+  /** Stops watching (the call ended). */
+  done(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#active = false;
+  }
+
+  /** The message of a stalled call. */
+  message(url: string): string {
+    return `provider at ${url} sent nothing for ${(this.#ms ?? 0) / 1000}s (client.stall_timeout)`;
+  }
 }
 
 /** One request to the provider. */
@@ -122,9 +177,10 @@ function abortReason(signal: AbortSignal): Error {
     : new DOMException("The request was aborted", "AbortError");
 }
 
-/** Removes every occurrence of `secret` from a message. */
+/** Removes the key and every registered secret from a message. */
 function redact(message: string, secret: string): string {
-  return secret && secret !== "EMPTY" ? message.split(secret).join("[redacted]") : message;
+  const text = redactSecrets(message);
+  return secret && secret !== "EMPTY" ? text.split(secret).join(MASK) : text;
 }
 
 async function* readBody(
@@ -132,14 +188,22 @@ async function* readBody(
   url: string,
   key: string,
   signal: AbortSignal | undefined,
+  watch: StallWatch,
 ): AsyncGenerator<Uint8Array> {
   try {
+    watch.touch();
     for await (const chunk of res) {
+      watch.touch();
       yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
     }
     if (!res.complete) throw new Error("connection closed before the response ended");
   } catch (err) {
     if (signal?.aborted) throw abortReason(signal);
+    if (watch.stalled) {
+      throw new ProviderError(redact(watch.message(url), key), 504, {
+        hint: "the provider stopped sending; raise client.stall_timeout (null waits forever)",
+      });
+    }
     throw new ProviderError(
       redact(`provider response from ${url} broke off: ${describeTransport(err)}`, key),
       503,
@@ -149,6 +213,7 @@ async function* readBody(
       },
     );
   } finally {
+    watch.done();
     if (!res.complete) res.destroy();
   }
 }
@@ -157,6 +222,9 @@ async function* readBody(
 export function createProviderClient(options: ProviderClientOptions): ProviderClient {
   const baseUrl = options.baseUrl;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const stallTimeoutMs = options.stallTimeoutMs === undefined
+    ? DEFAULT_STALL_TIMEOUT_S * 1000
+    : options.stallTimeoutMs;
   const keyVar = options.apiKeyVar ?? null;
   const readKey = (): string => {
     if (!keyVar) return "EMPTY";
@@ -169,9 +237,11 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
   };
 
   const send = (request: ProviderRequest): Promise<ProviderResponse> => {
-    const url = joinUrl(baseUrl, request.path ?? "/chat/completions");
+    const target = joinUrl(baseUrl, request.path ?? "/chat/completions");
+    const url = maskUrl(target); // as shown in messages: without userinfo
     const key = readKey();
-    const parsed = new URL(url);
+    addSecret(key);
+    const parsed = new URL(target);
     const secure = parsed.protocol === "https:";
     if (!secure && parsed.protocol !== "http:") {
       return Promise.reject(
@@ -203,7 +273,20 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
       let settled = false;
       let connectTimer: ReturnType<typeof setTimeout> | undefined;
       let timedOut = false;
+      let response: http.IncomingMessage | null = null;
+      const watch = new StallWatch(stallTimeoutMs, () => {
+        const err = new Error(watch.message(url));
+        if (response) return response.destroy(err);
+        // Settle first: on a reused keep-alive socket not every engine reports the destroy.
+        fail(
+          new ProviderError(redact(watch.message(url), key), 504, {
+            hint: "the provider never answered; raise client.stall_timeout (null waits forever)",
+          }),
+        );
+        req.destroy(err);
+      });
       const fail = (err: unknown) => {
+        watch.done();
         if (connectTimer) clearTimeout(connectTimer);
         if (settled) return;
         settled = true;
@@ -234,6 +317,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
       });
       req.on("error", (err) => {
         if (signal?.aborted) return fail(abortReason(signal));
+        if (watch.stalled) return; // already failed
         const status = timedOut ? 504 : 503;
         const what = timedOut ? "timed out connecting to" : "could not reach";
         fail(
@@ -245,13 +329,16 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
       });
       req.on("response", (res) => {
         if (connectTimer) clearTimeout(connectTimer);
+        response = res;
+        watch.touch();
         const status = res.statusCode ?? 502;
         const resHeaders = headerRecord(res.headers);
         const type = resHeaders["content-type"] ?? "";
         if (type.includes("text/event-stream")) {
           settled = true;
-          const body = readBody(res, url, key, signal);
+          const body = readBody(res, url, key, signal, watch);
           const stop = () => {
+            watch.done();
             signal?.removeEventListener("abort", onAbort);
             res.destroy();
           };
@@ -261,7 +348,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
         }
         (async () => {
           const parts: Uint8Array[] = [];
-          for await (const chunk of readBody(res, url, key, signal)) parts.push(chunk);
+          for await (const chunk of readBody(res, url, key, signal, watch)) parts.push(chunk);
           const text = new TextDecoder().decode(concatBytes(parts));
           let json: unknown = null;
           try {
@@ -282,6 +369,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
         })().catch(fail);
       });
       signal?.addEventListener("abort", onAbort, { once: true });
+      watch.touch();
       req.end(payload);
     });
   };

@@ -12,7 +12,7 @@ import { errorMessage, InputError, ProviderError, TaskError, VerifiersError } fr
 import type { ClientConfigValue } from "./rollout.ts";
 import type { JudgeEntry } from "../config/eval_config.ts";
 import { parseChatUsage } from "../model/chat_dialect.ts";
-import { createProviderClient, type ProviderClient } from "../model/provider_client.ts";
+import { createProviderClient, type ProviderClient, stallMs } from "../model/provider_client.ts";
 import type {
   HookContext,
   JudgeCompleteOptions,
@@ -115,6 +115,7 @@ export function configureJudge(
         baseUrl: entry.base_url ?? fallbacks.client.base_url ?? "https://api.openai.com/v1",
         apiKeyVar: entry.api_key_var ?? fallbacks.client.api_key_var,
         headers: { ...fallbacks.client.headers, ...entry.headers },
+        stallTimeoutMs: stallMs(fallbacks.client.stall_timeout),
       })
       : fallbacks.runClient;
     const started = Date.now() / 1000;

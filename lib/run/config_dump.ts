@@ -5,7 +5,8 @@
  * `fail_on_error`) are left out; settings only verifiers-ts has that define the run (the
  * selection `seed`, runtime and harness keys Python's models forbid) go to
  * `configs/verifiers-ts.json` ({@link sidecarFor}). API keys are never in either file —
- * only the name of the variable that holds one.
+ * only the name of the variable that holds one — nor header values or URL userinfo
+ * (`***`), nor any other registered secret (lib/secrets.ts).
  *
  * @module
  */
@@ -18,6 +19,7 @@ import { sidecarPath } from "../config/sidecar.ts";
 import { splitRuntimeConfig } from "../runtime/wire.ts";
 import { pythonJsonDumps } from "../tasks/hash.ts";
 import { asOutputError } from "../util/fs_errors.ts";
+import { isMaskedUrl, MASK, maskUrl, redact } from "../secrets.ts";
 
 /** Options of one invocation: never saved (a resume may change them). */
 export const INVOCATION_ONLY_KEYS = ["display", "fail_on_error"] as const;
@@ -90,10 +92,55 @@ function split(
     judge.api_key_var ??= d.client.api_key_var;
     judge.model ??= d.model;
   }
-  return { dump, side };
+  // Python's client has no stall timeout (verifiers/v1/clients/base.py@a60a606: no read timeout).
+  const client = d.client as Record<string, unknown>;
+  if ("stall_timeout" in client) {
+    side.client = { stall_timeout: client.stall_timeout };
+    delete client.stall_timeout;
+  }
+  for (const c of clientsOf(dump)) maskClient(c);
+  return { dump: scrubbed(dump), side: scrubbed(side) };
 }
 
-/** The config as saved in `configs/eval.json` (a JSON-ready copy Python loads). */
+/** A JSON-ready copy with every registered secret value replaced by `***`. */
+function scrubbed(value: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(redact(JSON.stringify(value)));
+}
+
+/** A client-like table with its header values and URL userinfo masked (in place). */
+function maskClient(client: unknown): void {
+  if (typeof client !== "object" || client === null) return;
+  const c = client as { base_url?: unknown; headers?: unknown };
+  if (typeof c.base_url === "string") c.base_url = maskUrl(c.base_url);
+  if (typeof c.headers === "object" && c.headers !== null) {
+    const headers = c.headers as Record<string, unknown>;
+    for (const name of Object.keys(headers)) headers[name] = MASK;
+  }
+}
+
+/** The client-like tables of a config: the run's client and every judge entry. */
+function clientsOf(config: Record<string, unknown>): unknown[] {
+  const env = config.env as { taskset?: { task?: { judges?: unknown } } } | undefined;
+  const judges = env?.taskset?.task?.judges;
+  return [config.client, ...(Array.isArray(judges) ? judges : [])];
+}
+
+/** Config paths holding a secret the saved config masks (a resume must give them again). */
+export function maskedSecretPaths(config: EvalConfig): string[] {
+  const out: string[] = [];
+  clientsOf(config as unknown as Record<string, unknown>).forEach((client, i) => {
+    if (typeof client !== "object" || client === null) return;
+    const where = i === 0 ? "client" : `env.taskset.task.judges[${i - 1}]`;
+    const c = client as { base_url?: string | null; headers?: Record<string, string> };
+    if (isMaskedUrl(c.base_url)) out.push(`${where}.base_url`);
+    for (const [name, value] of Object.entries(c.headers ?? {})) {
+      if (value === MASK) out.push(`${where}.headers.${name}`);
+    }
+  });
+  return out;
+}
+
+/** The config as saved in `configs/eval.json` (a JSON-ready copy Python loads, no secrets). */
 export function configForDump(config: EvalConfig): Record<string, unknown> {
   return split(config).dump;
 }

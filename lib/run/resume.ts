@@ -36,7 +36,7 @@ import { InputError } from "../errors.ts";
 import { pythonJsonDumps, taskHash } from "../tasks/hash.ts";
 import type { TasksetView } from "../tasks/taskset_view.ts";
 import type { Episode } from "../trace/types.ts";
-import { configDigest, configForDump, sidecarFor } from "./config_dump.ts";
+import { configDigest, configForDump, maskedSecretPaths, sidecarFor } from "./config_dump.ts";
 import { absorbPythonKeys } from "../config/python_compat.ts";
 import { isPlainObject, type Json, mergeConfig } from "../config/merge.ts";
 import { readSidecarBeside } from "../config/sidecar.ts";
@@ -131,15 +131,31 @@ export function checkResumeConfig(runDir: string, config: EvalConfig): void {
   const nowAll = mergeConfig(configForDump(config) as Json, sidecarFor(config) as Json) as Json;
   absorbPythonKeys(nowAll, (p) => p);
   const now = comparable(nowAll as Record<string, unknown>);
-  if (configDigest(before) === configDigest(now)) return;
+  if (configDigest(before) === configDigest(now)) return refuseMaskedSecrets(runDir, config);
   const keys = differingSavedKeys(before, now, side !== undefined);
-  if (keys.length === 0) return;
+  if (keys.length === 0) return refuseMaskedSecrets(runDir, config);
   throw new InputError(
     "resume_config_differs",
     `Cannot resume ${runDir}: the config differs from the run's configs/eval.json in ${
       keys.map((k) => `\`${k}\``).join(", ")
     }`,
     { hint: `${RESUME_HINT}; only ${RESUME_MAY_CHANGE.join(", ")} may change` },
+  );
+}
+
+/** A saved config keeps no secrets: a resume whose config still holds their masks is refused. */
+function refuseMaskedSecrets(runDir: string, config: EvalConfig): void {
+  const masked = maskedSecretPaths(config);
+  if (masked.length === 0) return;
+  throw new InputError(
+    "resume_secrets_masked",
+    `Cannot resume ${runDir}: configs/eval.json keeps no secrets, and ${
+      masked.map((k) => `\`${k}\``).join(", ")
+    } ${masked.length === 1 ? "is" : "are"} masked there`,
+    {
+      hint: "give them again with the resume, e.g. --client.headers '{\"<name>\": \"<value>\"}' " +
+        "or --client.base-url <url with credentials>",
+    },
   );
 }
 

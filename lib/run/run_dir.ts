@@ -18,6 +18,7 @@ import {
 } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { InputError } from "../errors.ts";
+import { redact } from "../secrets.ts";
 
 /** True when `child` is strictly inside `parent`. */
 export function isStrictlyInside(child: string, parent: string): boolean {
@@ -93,7 +94,7 @@ export function fileLogger(path: string): FileLogger {
     try {
       writeSync(
         fd,
-        `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}\n`,
+        `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${redact(message)}\n`,
       );
     } catch {
       // the log is best effort; results never depend on it

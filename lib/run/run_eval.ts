@@ -26,7 +26,7 @@ import type { LoadedConfig } from "../config/load_config.ts";
 import { InputError } from "../errors.ts";
 import { startInterceptionServer } from "../model/interception_server.ts";
 import { startOracleServer } from "../model/oracle.ts";
-import { createProviderClient } from "../model/provider_client.ts";
+import { createProviderClient, stallMs } from "../model/provider_client.ts";
 import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
 import { taskHash } from "../tasks/hash.ts";
 import { TasksetView } from "../tasks/taskset_view.ts";
@@ -49,6 +49,7 @@ import {
 } from "./summary.ts";
 import { TracesWriter } from "./traces_file.ts";
 import { removeOrphanWorkdirs } from "../runtime/workdirs.ts";
+import { addClientSecrets, addHostSecrets, redact } from "../secrets.ts";
 import { MAX_PROMPT_FILE_BYTES, readTextFileBounded } from "../util/read_text.ts";
 
 /** Live counters of a run (see {@link RunEvalOptions.onStats}). */
@@ -153,6 +154,13 @@ function shownUrl(url: string): string {
 
 const NEVER = new AbortController().signal;
 
+/** Registers the run's secrets (host credentials, the run's and the judges' clients). */
+function registerRunSecrets(config: LoadedConfig["config"]): void {
+  addHostSecrets();
+  addClientSecrets(config.client);
+  for (const judge of config.env.taskset.task.judges) addClientSecrets(judge);
+}
+
 /** `1 task`, `3 tasks`. */
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
@@ -173,6 +181,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   const { taskset } = loaded.plugins;
   if (!taskset) throw new InputError("taskset_missing", "Cannot run: no taskset");
 
+  registerRunSecrets(config);
   // 1. input checks before anything touches the disk
   const tasksetConfig = { ...config.env.taskset } as Record<string, unknown>;
   if (config.env.taskset.system_prompt) {
@@ -242,7 +251,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
     });
   const writeSummary = (s: RunSummary) => {
     if (runDir !== null) {
-      writeFileAtomic(join(runDir, "summary.json"), JSON.stringify(s, null, 2) + "\n");
+      writeFileAtomic(join(runDir, "summary.json"), redact(JSON.stringify(s, null, 2)) + "\n");
     }
   };
 
@@ -289,6 +298,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
       baseUrl: config.client.base_url!,
       apiKeyVar: config.client.api_key_var,
       headers: config.client.headers,
+      stallTimeoutMs: stallMs(config.client.stall_timeout),
     });
   const interception = await startInterceptionServer({
     log: (level, m) => {

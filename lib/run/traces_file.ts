@@ -19,6 +19,7 @@ import {
 import { concatBytes } from "../util/bytes.ts";
 import { episodeJson } from "../trace/wire_json.ts";
 import { asOutputError } from "../util/fs_errors.ts";
+import { redact } from "../secrets.ts";
 
 const encoder = new TextEncoder();
 
@@ -54,7 +55,7 @@ export class TracesWriter {
 
   /** Appends one value as a JSON line, in a single write. */
   append(value: unknown): void {
-    this.appendLine(episodeJson(value));
+    this.appendLine(redact(episodeJson(value)));
   }
 
   /** Appends one line of text (without its newline), in a single write. */

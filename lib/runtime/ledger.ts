@@ -19,6 +19,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { userCacheSubdir } from "./cache_dir.ts";
+import { redact } from "../secrets.ts";
 
 /** One live (or not yet confirmed stopped) remote sandbox. */
 export interface LedgerEntry {
@@ -78,7 +79,7 @@ function pendingPath(provider: string, key: string): string {
 function writeEntry(path: string, entry: LedgerEntry): void {
   const tmp = `${path}.${randomUUID()}.tmp`;
   try {
-    writeFileSync(tmp, JSON.stringify(entry, null, 2) + "\n", { mode: 0o600 });
+    writeFileSync(tmp, redact(JSON.stringify(entry, null, 2)) + "\n", { mode: 0o600 });
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });

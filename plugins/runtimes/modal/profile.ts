@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { getEnv } from "../../../lib/_runtime/env.ts";
+import { addSecret } from "../../../lib/secrets.ts";
 
 /** The production control plane. */
 export const DEFAULT_SERVER_URL = "https://api.modal.com:443";
@@ -54,6 +55,9 @@ export function resolveModalProfile(): ModalProfile {
   const data: Record<string, unknown> = name !== undefined && Object.hasOwn(file, name)
     ? file[name] ?? {}
     : {};
+  // a token from ~/.modal.toml is as secret as one from the environment: never written
+  addSecret(nonEmpty(data.token_id));
+  addSecret(nonEmpty(data.token_secret));
   return {
     serverUrl: nonEmpty(getEnv("MODAL_SERVER_URL")) ?? nonEmpty(data.server_url) ??
       DEFAULT_SERVER_URL,

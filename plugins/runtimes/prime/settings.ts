@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { getEnv } from "../../../lib/_runtime/env.ts";
+import { addSecret } from "../../../lib/secrets.ts";
 
 /** The default control-plane URL. */
 export const DEFAULT_PRIME_BASE_URL = "https://api.primeintellect.ai";
@@ -46,6 +47,7 @@ export function normalizeBaseUrl(url: string): string {
 /** Reads the settings from the environment and `~/.prime/config.json`. */
 export function loadPrimeSettings(overrides: { baseUrl?: string | null } = {}): PrimeSettings {
   const file = readConfigFile();
+  addSecret(nonEmpty(file.api_key)); // as secret as PRIME_API_KEY: never written
   const baseUrl = nonEmpty(overrides.baseUrl) ?? nonEmpty(getEnv("PRIME_API_BASE_URL")) ??
     nonEmpty(getEnv("PRIME_BASE_URL")) ?? nonEmpty(file.base_url) ?? DEFAULT_PRIME_BASE_URL;
   return {
