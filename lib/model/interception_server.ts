@@ -35,6 +35,7 @@ import type { ChatOutcome, ChatRequestBody } from "./chat_dialect.ts";
 import { commitTurn } from "./graph.ts";
 import type { ProviderClient, ProviderResponse } from "./provider_client.ts";
 import { formatSseEvent, SseSplitter } from "./sse.ts";
+import { redact } from "../secrets.ts";
 
 /** A log callback (the library never prints). */
 export type InterceptionLog = (level: "debug" | "info" | "warn", message: string) => void;
@@ -494,6 +495,9 @@ export async function startInterceptionServer(
       session.finish(entry);
     };
 
+    // A new attempt clears the last one's error: only an error that no later call
+    // repaired fails the rollout (verifiers/v1/interception/server.py@a60a606).
+    session.providerError = null;
     let response: ProviderResponse;
     try {
       response = await client.send({
@@ -514,7 +518,8 @@ export async function startInterceptionServer(
 
     try {
       if (response.status < 200 || response.status >= 300) {
-        const text = response.kind === "json" ? response.text : await drain(response);
+        // Scrubbed before it is recorded or relayed: a provider may echo the key back.
+        const text = redact(response.kind === "json" ? response.text : await drain(response));
         const message = errorMessageOf(text);
         if (isContextLengthError(response.status, message)) {
           if (!session.closed) {
@@ -546,6 +551,23 @@ export async function startInterceptionServer(
         return null;
       }
 
+      if (streaming !== (response.kind === "stream")) {
+        // Python v1 reads a reply of the other kind as malformed (a 502 the program's SDK
+        // may retry), never as the program's failure.
+        if (response.kind === "stream") response.cancel();
+        const err = new ProviderError(
+          streaming
+            ? "malformed upstream response: the provider answered a streaming request with " +
+              `${response.headers["content-type"] || "no content type"}, not text/event-stream`
+            : "malformed upstream response: the provider streamed (text/event-stream) a reply " +
+              "to a request that did not ask for a stream",
+          502,
+        );
+        fail(err);
+        sendJson(res, 502, openAIErrorBody(err.message, "provider_error"));
+        return null;
+      }
+
       if (response.kind === "json") {
         const outcome = outcomeFromCompletion(response.json);
         if (!outcome) {
@@ -556,8 +578,9 @@ export async function startInterceptionServer(
         }
         commit(outcome);
         const headers = { ...relayHeaders(response.headers), "content-type": "application/json" };
-        sendJson(res, response.status, response.text, headers);
-        return { status: response.status, headers, body: response.text };
+        const text = redact(response.text);
+        sendJson(res, response.status, text, headers);
+        return { status: response.status, headers, body: text };
       }
 
       return await relayStream(res, session, entry, response, programWantsUsage, commit, fail);
@@ -597,8 +620,10 @@ export async function startInterceptionServer(
     const acc = new ChatStreamAccumulator();
     let done: string | null = null;
     let upstreamError: string | null = null;
+    let malformed: string | null = null;
     const handle = (events: ReturnType<SseSplitter["push"]>) => {
       for (const event of events) {
+        if (done !== null || malformed !== null) continue;
         if (event.data !== null && event.data.trim() === "[DONE]") {
           done = formatSseEvent(event);
           continue;
@@ -610,15 +635,21 @@ export async function startInterceptionServer(
           } catch {
             chunk = undefined;
           }
+          if (!isRecord(chunk)) {
+            malformed = redact(event.data.slice(0, 200));
+            continue;
+          }
         }
         if (isRecord(chunk) && chunk.error !== undefined && chunk.error !== null) {
-          upstreamError = isRecord(chunk.error) && typeof chunk.error.message === "string"
-            ? chunk.error.message
-            : JSON.stringify(chunk.error);
+          upstreamError = redact(
+            isRecord(chunk.error) && typeof chunk.error.message === "string"
+              ? chunk.error.message
+              : JSON.stringify(chunk.error),
+          );
         }
         acc.add(chunk);
         if (!programWantsUsage && isUsageOnlyChunk(chunk)) continue;
-        write(formatSseEvent(event));
+        write(redact(formatSseEvent(event)));
       }
     };
     try {
@@ -638,20 +669,27 @@ export async function startInterceptionServer(
       res.destroy();
       return null;
     }
-    if (upstreamError !== null || !acc.sawChoice) {
-      fail(
-        new ProviderError(
-          upstreamError !== null
-            ? `provider stream reported an error: ${upstreamError}`
-            : "provider stream ended without a completion",
-          502,
-        ),
-      );
+    if (upstreamError !== null) {
+      fail(new ProviderError(`provider stream reported an error: ${upstreamError}`, 502));
       res.end();
       return null;
     }
+    const broken = malformed !== null
+      ? `provider stream carried a malformed event: ${JSON.stringify(malformed)}`
+      : !acc.sawChoice
+      ? "provider stream ended without a completion"
+      : done === null
+      ? "provider stream ended before its terminal event (data: [DONE])"
+      : null;
+    if (broken !== null) {
+      // Cut the program's stream off: ended cleanly it would pass for a complete answer.
+      fail(new ProviderError(broken, 502));
+      response.cancel();
+      res.destroy();
+      return null;
+    }
     commit(acc.result());
-    if (done !== null) write(done);
+    write(done!);
     if (!res.writableEnded && !res.destroyed) res.end();
     return { status: response.status, headers, body: written.join("") };
   };

@@ -39,6 +39,8 @@ export interface ClientConfigValue {
   base_url: string | null;
   api_key_var: string;
   headers: Record<string, string>;
+  /** Seconds of provider silence before a call fails; null = none. @default 600 */
+  stall_timeout?: number | null;
 }
 
 /** Stage timeouts in seconds (null = none). */
@@ -352,8 +354,11 @@ async function runAgent(
     if (plan.harness.capabilities.executesCode) {
       trace.info.agent_output = agentOutput(result, [session.secret]);
     }
+    // A provider error no later call repaired fails the rollout whatever the program's exit
+    // code: a program that swallows it must not turn it into a clean episode
+    // (verifiers/v1/rollout.py@a60a606, `if self._session.error is not None`).
+    if (session.providerError) throw session.providerError;
     if (result.exitCode !== 0 && session.stopCondition === null) {
-      if (session.providerError) throw session.providerError;
       if (!(await runtime.alive())) {
         throw new SandboxError(
           `runtime died while harness '${plan.harness.id}' ran (exit ${result.exitCode})`,
