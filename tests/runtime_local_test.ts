@@ -122,30 +122,42 @@ describe("local runtime", () => {
     assert.equal(existsSync(join(rt.workdir, "kept.txt")), true);
   });
 
-  it("hides host variables whose name contains API_KEY (any case), passes the others", async () => {
-    const names = ["OPENAI_API_KEY", "my_api_key_x", "Api_Key", "VF_TEST_VISIBLE"];
+  it("passes only allowlisted host variables (PATH, HOME, LANG, LC_*, ...), never credentials", async () => {
+    const hidden = [
+      "OPENAI_API_KEY",
+      "MODEL_TOKEN",
+      "GITHUB_TOKEN",
+      "AWS_SECRET_ACCESS_KEY",
+      "VF_TEST_INVISIBLE",
+    ];
+    const names = [...hidden, "LC_VF_TEST", "TZ"];
+    const saved = Object.fromEntries(names.map((n) => [n, process.env[n]]));
     for (const n of names) process.env[n] = `value-of-${n}`;
     try {
       const rt = makeLocal();
       await rt.start();
       const r = await rt.run(["env"]);
       const seen = new Set(r.stdout.split("\n").map((l) => l.split("=")[0]));
-      assert.equal(seen.has("VF_TEST_VISIBLE"), true);
-      assert.equal(seen.has("PATH"), true);
-      for (const n of ["OPENAI_API_KEY", "my_api_key_x", "Api_Key"]) {
+      for (const n of ["PATH", "HOME", "LC_VF_TEST", "TZ"]) assert.equal(seen.has(n), true, n);
+      for (const n of hidden) {
         assert.equal(seen.has(n), false, `${n} leaked`);
+        assert.equal(r.stdout.includes(`value-of-${n}`), false);
       }
-      assert.equal(r.stdout.includes("value-of-OPENAI_API_KEY"), false);
       // Explicit env (e.g. the per-rollout secret a harness passes) is not filtered.
       const explicit = await rt.run(["bash", "-c", 'printf %s "$OPENAI_API_KEY"'], {
         env: { OPENAI_API_KEY: "rollout-secret" },
       });
       assert.equal(explicit.stdout, "rollout-secret");
     } finally {
-      for (const n of names) delete process.env[n];
+      for (const n of names) {
+        if (saved[n] === undefined) delete process.env[n];
+        else process.env[n] = saved[n];
+      }
     }
     assert.equal(isHiddenHostVariable("X_API_KEYS"), true);
-    assert.equal(isHiddenHostVariable("APIKEY"), false);
+    assert.equal(isHiddenHostVariable("HF_TOKEN"), true);
+    assert.equal(isHiddenHostVariable("LC_ALL"), false);
+    assert.equal(isHiddenHostVariable("PATH"), false);
   });
 
   it("config env applies to every command; the call's env overrides it", async () => {

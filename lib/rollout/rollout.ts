@@ -33,6 +33,7 @@ import { newTrace } from "./new_trace.ts";
 import { agentOutput } from "./agent_output.ts";
 import { scoreTrace, type ScoringPlan } from "./scoring.ts";
 import { sleepUnlessAborted } from "../util/sleep.ts";
+import { harnessEnv, withCommandEnv } from "../runtime/agent_env.ts";
 
 /** The run's client config (no secrets: the key's variable name only). */
 export interface ClientConfigValue {
@@ -215,7 +216,9 @@ async function runOnce(
               : new TaskError(`task setup failed: ${errorMessage(err)}`);
           }
         }
-        if (plan.harness.setup) await plan.harness.setup(rt, plan.harnessConfig, s);
+        if (plan.harness.setup) {
+          await plan.harness.setup(agentRuntime(plan, rt), plan.harnessConfig, s);
+        }
       });
     } catch (err) {
       if (err instanceof DeadlineExceeded) {
@@ -342,7 +345,7 @@ async function runAgent(
   try {
     const result = await withDeadline(budget, signal, (s) =>
       plan.harness.launch({
-        runtime,
+        runtime: agentRuntime(plan, runtime),
         endpoint: session.endpoint,
         secret: session.secret,
         model: plan.model,
@@ -390,6 +393,11 @@ async function runAgent(
     trace.timing.agent.model.duration = session.modelSeconds;
     trace.timing.agent.harness.duration = Math.max(0, total - session.modelSeconds);
   }
+}
+
+/** The runtime as the harness sees it: its commands get the harness's `forward_env` and `env`. */
+function agentRuntime(plan: RolloutPlan, runtime: Runtime): Runtime {
+  return withCommandEnv(runtime, harnessEnv(plan.harnessConfig));
 }
 
 function solutionFor(plan: RolloutPlan, task: TaskData): Solution {

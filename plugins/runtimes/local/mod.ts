@@ -1,7 +1,9 @@
 /**
  * The `local` runtime: commands run as subprocesses on this machine, each rollout in a
  * fresh temporary working directory. Not a sandbox — use it for trusted tasks and for
- * debugging. Host variables whose name contains `API_KEY` are never passed on.
+ * debugging. Commands get only the allowlisted host variables (PATH, HOME, LANG, LC_*,
+ * TZ, TERM, TMPDIR, USER, SHELL, ...: lib/runtime/agent_env.ts), then `env`, then the
+ * call's own; a credential reaches a command only when the config names it.
  *
  * @module
  */
@@ -10,7 +12,6 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { errorMessage, SandboxError } from "../../../lib/errors.ts";
-import { getAllEnv } from "../../../lib/_runtime/env.ts";
 import { spawnProgram } from "../../../lib/_runtime/spawn.ts";
 import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import { defineRuntime } from "../../../lib/plugins/contract.ts";
@@ -23,6 +24,7 @@ import type {
   Runtime,
   RuntimeInfo,
 } from "../../../lib/runtime/runtime.ts";
+import { allowedHostEnv, isAllowedHostVariable } from "../../../lib/runtime/agent_env.ts";
 
 /** Config keys of the `local` runtime. */
 export const LocalRuntimeConfig = z.object({
@@ -33,16 +35,16 @@ export const LocalRuntimeConfig = z.object({
     "Keep the working directory after the runtime stops (for debugging)",
   ),
   env: z.record(z.string(), z.string()).default({}).describe(
-    "Extra environment variables for every command (on top of the host environment)",
+    "Extra environment variables for every command (on top of the allowlisted host variables)",
   ),
 });
 
 /** The resolved config of the `local` runtime. */
 export type LocalRuntimeConfig = z.infer<typeof LocalRuntimeConfig>;
 
-/** True for host variables never passed to commands: names containing `API_KEY`, any case. */
+/** True for host variables never passed to commands: every one off the allowlist. */
 export function isHiddenHostVariable(name: string): boolean {
-  return name.toUpperCase().includes("API_KEY");
+  return !isAllowedHostVariable(name);
 }
 
 const RESTART_HINT = "Call start() first, or make a new runtime";
@@ -136,9 +138,11 @@ export class LocalRuntime implements Runtime {
         hint: 'Pass the program and its arguments, e.g. ["bash", "-lc", "ls"]',
       });
     }
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(getAllEnv())) if (!isHiddenHostVariable(k)) env[k] = v;
-    Object.assign(env, this.#config.env, options.env);
+    const env: Record<string, string> = {
+      ...allowedHostEnv(),
+      ...this.#config.env,
+      ...options.env,
+    };
 
     const controller = new AbortController();
     const forward = () => controller.abort(options.signal?.reason);
