@@ -10,7 +10,8 @@
  * ```
  *
  * Valid answers (`ok`, `big`) follow the request: JSON for `stream` absent or false, SSE
- * chunks ending in `data: [DONE]` for `stream: true`. Like the real API it refuses a request
+ * chunks ending in `data: [DONE]` for `stream: true`. `bash_env` is a good answer too: a
+ * `bash` tool call running `env` (also into `$VF_ENV_DUMP`) when the request offers tools and none ran yet. Like the real API it refuses a request
  * without a bearer token (401) or with a body that is not a chat completion request (400).
  *
  * @module
@@ -38,6 +39,7 @@ export const FAULTS = [
   "big_garbage",
   "key_echo_401",
   "stream_unasked",
+  "bash_env",
 ] as const;
 
 /** One fault name. */
@@ -238,6 +240,30 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
             "invalid_api_key",
           ),
         );
+      case "bash_env": {
+        const offered = Array.isArray(body.tools) && body.tools.length > 0;
+        const ran = (body.messages as Json[]).some((m) => m.role === "tool");
+        if (!offered || ran || stream) return valid(content);
+        const message = {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "call_env",
+            type: "function",
+            function: {
+              name: "bash",
+              arguments: JSON.stringify({ command: 'env > "${VF_ENV_DUMP:-/dev/null}"; env' }),
+            },
+          }],
+        };
+        return json(
+          200,
+          JSON.stringify({
+            ...completion(model, content),
+            choices: [{ index: 0, message, logprobs: null, finish_reason: "tool_calls" }],
+          }),
+        );
+      }
       case "stream_unasked":
         sseHead(res);
         res.write(chunk(model, { role: "assistant", content: "" }));

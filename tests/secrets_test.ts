@@ -1,0 +1,221 @@
+/**
+ * Secrets: `vf eval` (a child process, `-v`) with a distinctive value for every kind of
+ * credential — the model key under a custom `api_key_var`, a judge's key, OPENAI_API_KEY,
+ * PRIME_API_KEY, MODAL_TOKEN_ID/SECRET, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, HF_TOKEN, a
+ * header value, a password in the base URL, a forwarded token — over the `null`, `bash`
+ * and `command` harnesses, against a provider that echoes the key in a 401. None of the
+ * values is in any file under the output or cache directory, on stdout or stderr, or in
+ * the agent's environment, except the one variable the config forwards to the agent.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "./_cli.ts";
+import { type FaultServer, promptOf, startFaultServer } from "./fakes/fault_server.ts";
+import type { Fault } from "./fakes/fault_server.ts";
+import {
+  addSecret,
+  clearSecretsForTests,
+  isCredentialName,
+  maskUrl,
+  redact,
+} from "../lib/secrets.ts";
+
+const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
+
+/** One distinctive value per credential kind (variable name -> value). */
+const SECRET_VARS: Record<string, string> = {
+  VF_MODEL_TOKEN: "sk-model-Zq81secretA",
+  VF_JUDGE_TOKEN: "sk-judge-Wp27secretB",
+  OPENAI_API_KEY: "sk-openai-Kd55secretC",
+  PRIME_API_KEY: "pk-prime-Rt63secretD",
+  MODAL_TOKEN_ID: "ak-modalid-Hy19secretE",
+  MODAL_TOKEN_SECRET: "as-modalsecret-Nb40secretF",
+  GITHUB_TOKEN: "ghp_github-Qx72secretG",
+  AWS_SECRET_ACCESS_KEY: "aws-secret-Lm38secretH",
+  HF_TOKEN: "hf_hugging-Vc94secretI",
+};
+const HEADER_VALUE = "hdr-value-Tg26secretJ";
+const URL_PASSWORD = "urlpass-Ej83secretK";
+/** Forwarded to the agent by `forward_env`: the agent may see it, no file may hold it. */
+const FORWARDED = { name: "VF_FORWARDED_TOKEN", value: "fwd-token-Ds47secretL" };
+
+const ALL_SECRETS = [...Object.values(SECRET_VARS), HEADER_VALUE, URL_PASSWORD, FORWARDED.value];
+
+const root = mkdtempSync(join(tmpdir(), "vf-secrets-"));
+let server: FaultServer;
+
+before(async () => {
+  server = await startFaultServer({
+    content: "yes",
+    pick: (body) => promptOf(body).replace(/^fault:/, "") as Fault,
+  });
+  const rows = ["ok", "key_echo_401", "bash_env"].map((f) => ({
+    prompt: `fault:${f}`,
+    answer: "yes",
+  }));
+  writeFileSync(join(root, "tasks.jsonl"), rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  writeFileSync(
+    join(root, "agent.mjs"),
+    `
+import OpenAI from ${JSON.stringify(OPENAI_URL)};
+import { readFileSync, writeFileSync } from "node:fs";
+writeFileSync(process.env.VF_ENV_DUMP, JSON.stringify(process.env));
+const env = process.env;
+const client = new OpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, maxRetries: 0 });
+const messages = JSON.parse(readFileSync(env.VF_MESSAGES_FILE, "utf8"));
+try {
+  await client.chat.completions.create({ model: env.OPENAI_MODEL, messages });
+} catch (e) {
+  console.log(String(e));
+}
+// a failing program: its output tail (its whole environment) goes into the harness error
+console.log(JSON.stringify(process.env));
+process.exit(3);
+`,
+  );
+});
+after(async () => {
+  await server.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Every file under `dir`, recursively (none when it does not exist). */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...filesUnder(path));
+    else out.push(path);
+  }
+  return out;
+}
+
+function assertNoSecret(text: string, where: string, except: string[] = []): void {
+  for (const secret of ALL_SECRETS) {
+    if (except.includes(secret)) continue;
+    assert.ok(!text.includes(secret), `${secret} found in ${where}`);
+  }
+}
+
+describe("secrets", () => {
+  for (const harness of ["null", "bash", "command"]) {
+    it(`${harness}: no credential in any file, log, output or the agent's environment`, async () => {
+      const work = mkdtempSync(join(root, `${harness}-`));
+      const cache = join(work, "cache");
+      mkdirSync(cache);
+      const dump = join(work, "agent-env.txt");
+      const url = new URL(server.url);
+      url.username = "user";
+      url.password = URL_PASSWORD;
+      const judges = [{
+        id: "reference",
+        base_url: server.url,
+        api_key_var: "VF_JUDGE_TOKEN",
+        model: "judge-model",
+      }];
+      const args = [
+        "eval",
+        "jsonl",
+        "--env.taskset.path",
+        join(root, "tasks.jsonl"),
+        "--env.taskset.task.judges",
+        JSON.stringify(judges),
+        "--env.agent.harness.id",
+        harness,
+        ...(harness === "command"
+          ? ["--env.agent.harness.command", JSON.stringify(["node", join(root, "agent.mjs")])]
+          : []),
+        "--env.agent.harness.env",
+        JSON.stringify({ VF_ENV_DUMP: dump }),
+        "--env.agent.harness.forward-env",
+        JSON.stringify([FORWARDED.name]),
+        "-m",
+        "secret-model",
+        "--client.base-url",
+        url.toString(),
+        "--client.api-key-var",
+        "VF_MODEL_TOKEN",
+        "--client.headers",
+        JSON.stringify({ "x-api-key": HEADER_VALUE }),
+        "--client.stall-timeout",
+        "5",
+        "-o",
+        join(work, "out"),
+        "-v",
+        "--display",
+        "plain",
+      ];
+      const result = await runCli(args, {
+        cwd: work,
+        env: { ...SECRET_VARS, [FORWARDED.name]: FORWARDED.value, VF_CACHE_DIR: cache },
+        timeoutMs: 120_000,
+      });
+      assert.equal(result.code, 0, result.stderr);
+      // the provider saw the model's key (and echoed it back in the 401)
+      assert.ok(server.requests.some((r) => r.token === SECRET_VARS.VF_MODEL_TOKEN));
+      assertNoSecret(result.stdout, "stdout");
+      assertNoSecret(result.stderr, "stderr");
+      const files = [...filesUnder(join(work, "out")), ...filesUnder(cache)];
+      assert.ok(files.some((f) => f.endsWith("traces.jsonl")));
+      for (const file of files) assertNoSecret(readFileSync(file, "utf8"), file);
+
+      const runDir = readdirSync(join(work, "out"))[0];
+      const saved = JSON.parse(
+        readFileSync(join(work, "out", runDir, "configs", "eval.json"), "utf8"),
+      );
+      assert.deepEqual(saved.client.headers, { "x-api-key": "***" }, "header names kept");
+      assert.equal(new URL(saved.client.base_url).username, "***");
+      assert.equal(saved.client.api_key_var, "VF_MODEL_TOKEN");
+      const traces = readFileSync(join(work, "out", runDir, "traces.jsonl"), "utf8");
+      assert.match(traces, /Incorrect API key provided: \*\*\*/, "the echoed key is scrubbed");
+
+      if (harness !== "null") {
+        // the agent ran: its environment has the forwarded variable and nothing else secret
+        assert.ok(existsSync(dump), "the agent dumped its environment");
+        const agentEnv = readFileSync(dump, "utf8");
+        assertNoSecret(agentEnv, "the agent's environment", [FORWARDED.value]);
+        assert.ok(agentEnv.includes(FORWARDED.value), "forward_env reaches the agent");
+      }
+    });
+  }
+});
+
+describe("the redaction module", () => {
+  it("scrubs raw, JSON-escaped and URL-encoded forms; skips values too short to be keys", () => {
+    clearSecretsForTests();
+    try {
+      addSecret('sec"ret/value+1');
+      addSecret("short");
+      assert.equal(redact('a sec"ret/value+1 b'), "a *** b");
+      assert.equal(redact(JSON.stringify({ k: 'sec"ret/value+1' })), '{"k":"***"}');
+      assert.equal(redact(`?k=${encodeURIComponent('sec"ret/value+1')}`), "?k=***");
+      assert.equal(redact("a short word"), "a short word");
+    } finally {
+      clearSecretsForTests();
+    }
+  });
+
+  it("masks URL userinfo and recognises credential variable names", () => {
+    assert.equal(maskUrl("http://u:p@h.example/v1"), "http://***@h.example/v1");
+    assert.equal(maskUrl("http://h.example/v1"), "http://h.example/v1");
+    for (const n of ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "DB_PASSWORD"]) {
+      assert.equal(isCredentialName(n), true, n);
+    }
+    for (const n of ["PATH", "HOME", "SSH_KEY_PATH", "TOKENIZER_NAME"]) {
+      assert.equal(isCredentialName(n), false, n);
+    }
+  });
+});
