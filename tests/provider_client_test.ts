@@ -3,7 +3,12 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ProviderError } from "../lib/errors.ts";
-import { createProviderClient, joinUrl } from "../lib/model/provider_client.ts";
+import {
+  createProviderClient,
+  DEFAULT_STALL_TIMEOUT_S,
+  joinUrl,
+} from "../lib/model/provider_client.ts";
+import process from "node:process";
 import type { ProviderResponse } from "../lib/model/provider_client.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 
@@ -195,6 +200,48 @@ describe("createProviderClient()", () => {
       client.close();
       await slow.close();
     }
+  });
+
+  it("fails a call after client.stall_timeout of silence; a chunk restarts it; null waits", async () => {
+    // chunks 300 ms apart, the whole reply taking 1.5 s: silence never reaches 1 s
+    const trickle = await rawServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      const body = JSON.stringify({ choices: [{ message: { role: "assistant", content: "x" } }] });
+      let i = 0;
+      const timer = setInterval(() => {
+        if (i++ < 4) return void res.write(" ".repeat(8));
+        clearInterval(timer);
+        res.end(body);
+      }, 300);
+    });
+    const silent = await rawServer((req) => req.resume()); // never answers
+    const kept = createProviderClient({ baseUrl: trickle.url, stallTimeoutMs: 1000 });
+    const forever = createProviderClient({ baseUrl: trickle.url, stallTimeoutMs: null });
+    const stalled = createProviderClient({ baseUrl: silent.url, stallTimeoutMs: 200 });
+    try {
+      assert.equal((await kept.chatCompletions(chatBody)).status, 200);
+      assert.equal((await forever.chatCompletions(chatBody)).status, 200);
+      await assert.rejects(
+        stalled.chatCompletions(chatBody),
+        (err: unknown) =>
+          err instanceof ProviderError && err.statusCode === 504 &&
+          err.message.includes("client.stall_timeout"),
+      );
+    } finally {
+      for (const c of [kept, forever, stalled]) c.close();
+      await trickle.close();
+      await silent.close();
+    }
+  });
+
+  it("has a default stall timeout of 600 s (client.stall_timeout)", async () => {
+    const { loadEvalConfig } = await import("../lib/config/load_config.ts");
+    const loaded = await loadEvalConfig(["echo", "-m", "m", "--display", "none"], {
+      cwd: process.cwd(),
+    });
+    assert.equal(loaded.config.client.stall_timeout, DEFAULT_STALL_TIMEOUT_S);
+    assert.equal(DEFAULT_STALL_TIMEOUT_S, 600);
   });
 
   it("aborts on the signal, before and during the request", async () => {

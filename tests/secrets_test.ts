@@ -22,6 +22,10 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./_cli.ts";
+import { run } from "./_run.ts";
+import { InputError } from "../lib/errors.ts";
+import { ledgerDir, recordSandbox } from "../lib/runtime/ledger.ts";
+import process from "node:process";
 import { type FaultServer, promptOf, startFaultServer } from "./fakes/fault_server.ts";
 import type { Fault } from "./fakes/fault_server.ts";
 import {
@@ -193,6 +197,43 @@ describe("secrets", () => {
   }
 });
 
+describe("a resume of a run whose secrets were masked", () => {
+  it("asks for the masked header and URL again, then resumes", async () => {
+    const work = mkdtempSync(join(root, "resume-"));
+    const url = new URL(server.url);
+    url.username = "user";
+    url.password = URL_PASSWORD;
+    const secretFlags = [
+      "--client.headers",
+      JSON.stringify({ "x-api-key": HEADER_VALUE }),
+      "--client.base-url",
+      url.toString(),
+    ];
+    const first = await run([
+      "jsonl",
+      "--env.taskset.path",
+      join(root, "tasks.jsonl"),
+      "--env.agent.harness.id",
+      "null",
+      "-m",
+      "m",
+      ...secretFlags,
+      "-o",
+      work,
+    ], work);
+    await assert.rejects(
+      run(["--resume", first.runDir], work),
+      (err: unknown) =>
+        err instanceof InputError && err.code === "resume_secrets_masked" &&
+        err.message.includes("`client.headers.x-api-key`") &&
+        err.message.includes("`client.base_url`"),
+    );
+    const again = await run(["--resume", first.runDir, ...secretFlags], work);
+    assert.equal(again.runDir, first.runDir);
+    assert.equal(again.summary.counts.episodes, 3);
+  });
+});
+
 describe("the redaction module", () => {
   it("scrubs raw, JSON-escaped and URL-encoded forms; skips values too short to be keys", () => {
     clearSecretsForTests();
@@ -205,6 +246,30 @@ describe("the redaction module", () => {
       assert.equal(redact("a short word"), "a short word");
     } finally {
       clearSecretsForTests();
+    }
+  });
+
+  it("keeps registered secrets out of the sandbox ledger", () => {
+    const saved = process.env.VF_CACHE_DIR;
+    process.env.VF_CACHE_DIR = mkdtempSync(join(root, "ledger-"));
+    clearSecretsForTests();
+    try {
+      addSecret(SECRET_VARS.PRIME_API_KEY);
+      recordSandbox({
+        provider: "prime",
+        id: "sbx-1",
+        created_at: "2026-01-01T00:00:00Z",
+        config: { base_url: `https://x.invalid/?key=${SECRET_VARS.PRIME_API_KEY}` },
+      });
+      const files = filesUnder(ledgerDir());
+      assert.equal(files.length, 1);
+      const text = readFileSync(files[0], "utf8");
+      assert.ok(!text.includes(SECRET_VARS.PRIME_API_KEY));
+      assert.ok(text.includes("sbx-1"));
+    } finally {
+      clearSecretsForTests();
+      if (saved === undefined) delete process.env.VF_CACHE_DIR;
+      else process.env.VF_CACHE_DIR = saved;
     }
   });
 
