@@ -153,7 +153,7 @@ function refuseMaskedSecrets(runDir: string, config: EvalConfig): void {
       masked.map((k) => `\`${k}\``).join(", ")
     } ${masked.length === 1 ? "is" : "are"} masked there`,
     {
-      hint: "give them again with the resume, e.g. --client.headers '{\"<name>\": \"<value>\"}' " +
+      hint: 'give them again with the resume, e.g. --client.headers \'{"<name>": "<value>"}\' ' +
         "or --client.base-url <url with credentials>",
     },
   );
