@@ -19,8 +19,10 @@ import type { Episode } from "../lib/trace/types.ts";
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
 const KEY = "sk-fault-KEY-6c1f0e9a7b3d";
 
+/** Good answers: `ok`, `big` (10 MB) and `bash_env` (a tool call where tools are offered). */
+const GOOD: Fault[] = ["ok", "big", "bash_env"];
 /** Faults that fail every call of their task. */
-const PERSISTENT: Fault[] = FAULTS.filter((f) => f !== "ok" && f !== "big");
+const PERSISTENT: Fault[] = FAULTS.filter((f) => !GOOD.includes(f));
 /** Faults played on a task's first call only: the program's own retry repairs them. */
 const TRANSIENT: Fault[] = ["429", "500", "reset_before_headers", "stall", "malformed_json"];
 
@@ -134,7 +136,7 @@ describe("a run against a failing provider", () => {
         "--client.api-key-var",
         "VF_FAULT_TEST_KEY",
         "--client.stall-timeout",
-        "0.5",
+        "4",
         "-o",
         cwd,
       ];
@@ -167,10 +169,10 @@ describe("a run against a failing provider", () => {
             assert.equal(ep.ok, true, `${label}: ${JSON.stringify(trace.errors)}`);
             assert.equal(lastCall?.error, null, `${label}: the last call succeeded`);
             if (flaky) {
-              assert.ok(
-                trace.calls.length >= 2 && trace.calls[0].error,
-                `${label}: the first call failed and was retried`,
-              );
+              // the fault was played, then a retry succeeded (ours, the SDK's, or one the
+              // HTTP client made itself on a reset keep-alive connection)
+              const prompt = String(ep.task.data.prompt);
+              assert.ok((seen.get(prompt) ?? 0) >= 2, `${label}: the provider was asked again`);
             }
           }
         }
