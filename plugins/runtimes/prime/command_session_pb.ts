@@ -1,6 +1,6 @@
 /**
  * Protobuf messages of the Prime gateway's `command_session.CommandSession` service
- * (reference §2.5), encoded and decoded with the `@bufbuild/protobuf` wire codec. Unknown
+ * (`_proto/command_session`, `rpc_command_session.py`@66fb4b70 of the Prime SDK), encoded and decoded with the `@bufbuild/protobuf` wire codec. Unknown
  * fields are skipped when decoding.
  *
  * @module

@@ -1,6 +1,6 @@
 /**
  * Config of the `prime` runtime and its mapping onto the create request, with the exact
- * validation and rounding of reference §1.5: `timeout` 60..86400 s; `idle_timeout`
+ * validation and rounding the runtime promises: `timeout` 60..86400 s; `idle_timeout`
  * positive or null, silently lowered to `timeout` when left at its default and an error
  * when set above it; `timeout_minutes = ceil(timeout/60)`, `idle_timeout_minutes =
  * max(1, ceil(idle/60))` (omitted for VMs and when idle is null).

@@ -1,5 +1,5 @@
 /**
- * The Connect protocol over `fetch` (reference §2.5): unary calls with
+ * The Connect protocol over `fetch` (as the Prime SDK's connectrpc client speaks it): unary calls with
  * `application/proto` bodies and JSON errors, and server-streaming calls with
  * `application/connect+proto` 5-byte envelopes ending in a JSON end-stream envelope
  * (flag 0x02). Deadlines travel in `Connect-Timeout-Ms`. No HTTP trailers are needed,

@@ -1,5 +1,6 @@
 /**
- * The background-job protocol `run()` uses (reference §2.6, adapted): a command is started
+ * The background-job protocol `run()` uses (after the SDK's `start_background_job`,
+ * `sandbox.py`@66fb4b70, adapted): a command is started
  * detached in the sandbox with its output, exit code and process-group id written to files
  * under `/tmp/vf-jobs/<job>/`, then the client polls `read-file` for the exit file. Jobs
  * outlive any single gateway request, so a long command never depends on one HTTP

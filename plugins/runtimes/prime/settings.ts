@@ -1,6 +1,6 @@
 /**
  * Where the Prime API is and how to authenticate, read exactly as the Prime tools read it
- * (reference §2.1): base URL from `PRIME_API_BASE_URL`, then `PRIME_BASE_URL`, then
+ * (`core/config.py`@66fb4b70 of the Prime SDK): base URL from `PRIME_API_BASE_URL`, then `PRIME_BASE_URL`, then
  * `base_url` in `~/.prime/config.json`, else `https://api.primeintellect.ai` (a trailing
  * `/api/v1` is stripped); API key from `PRIME_API_KEY`, else `api_key` in the config file;
  * team from `PRIME_TEAM_ID`, else `team_id`.
