@@ -134,7 +134,15 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
       [0, 1, 2].map((t) => fakeEpisode({ task: t, reward: 1 })),
     );
     const golden = join(ROOT, "tests", "fixtures", "python_v1", "golden", "reverse-text");
-    viewer = await startViewer([demo, broken, python, big, live, golden]);
+    // Markup in a run's text must show as text and never run.
+    const hostileEpisode = fakeEpisode({ task: 0, reward: 1 });
+    const payload = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
+    hostileEpisode.task.key = `"><svg onload="window.__pwned=3">`;
+    hostileEpisode.task.data.name = payload;
+    hostileEpisode.traces[0].task = hostileEpisode.task;
+    hostileEpisode.traces[0].nodes[1].message = { role: "user", content: payload };
+    const hostile = writeRunDir(join(tmp, "hostile-run"), [hostileEpisode]);
+    viewer = await startViewer([demo, broken, python, big, live, golden, hostile]);
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.on("request", (r) => requests.push(r.url()));
@@ -292,6 +300,22 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     }).innerText();
     assert.match(usage, /judge:reference\s+judge-model\s+50 prompt/);
     assert.match(await page.locator("main").innerText(), /Reward\s*1/);
+  });
+
+  it("shows markup from a run as text and runs none of it", async () => {
+    await page.goto(`${viewer.url}#run=6`);
+    await page.locator("#tasks-6 tbody tr").first().waitFor();
+    assert.match(await page.locator("#tasks-6 tbody").innerText(), /<img src=x onerror=/);
+    await page.locator("#tasks-6 tbody a").first().click();
+    await page.getByRole("link", { name: /^#\d+$/ }).click();
+    await page.locator(".conversation").waitFor();
+    assert.match(
+      await page.locator(".msg.role-user").innerText(),
+      /<script>window.__pwned=2<\/script>/,
+    );
+    assert.match(await page.locator(".crumbs").innerText(), /"><svg onload=/);
+    assert.equal(await page.evaluate<unknown>("window.__pwned"), undefined);
+    assert.equal(await page.locator("main img, main script, main svg[onload]").count(), 0);
   });
 
   it("virtualizes a 2,000-task table and still filters all of it", async () => {
