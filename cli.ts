@@ -30,6 +30,7 @@ Usage:
   vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]   (scaffold a plugin package)
   vf bridge prime-eval <target> [args...]   (for \`prime eval\`: a v1 config or a taskset id)
   vf view <run-dir> [<run-dir>...] [--port <n>] | --out <file.html>   (runs in the browser)
+  vf run <script.ts> [args...]   (a script using @verifiers/verifiers-ts, resolved to this vf)
   vf --version | --help
   vf <command> --help   (each command's usage and examples; a group alone lists its subcommands)
 
@@ -119,6 +120,10 @@ export async function main(argv: string[]): Promise<number> {
     case "init": {
       const { initCommand } = await import("./lib/cli/init_command.ts");
       return await initCommand(rest);
+    }
+    case "run": {
+      const { runCommand } = await import("./lib/cli/run_command.ts");
+      return await runCommand(rest);
     }
     case "bridge": {
       const { bridgeCommand } = await import("./lib/cli/bridge_command.ts");

@@ -2,7 +2,8 @@
  * verifiers-ts: run LLM evaluations and RL environments.
  *
  * This module is the library surface for people writing plugins and scripting runs:
- * the `define*` helpers, the plugin, runtime and trace types, the error classes, and
+ * the `define*` helpers, the plugin, runtime and trace types, the error classes,
+ * {@link startEval} to run an evaluation from a script (see docs/scripting.md), and
  * {@link loadEvalConfig} to resolve a config exactly as `vf eval` does.
  *
  * ```ts
@@ -71,6 +72,9 @@ export {
   TaskError,
   VerifiersError,
 } from "./lib/errors.ts";
+export { startEval } from "./lib/script/start_eval.ts";
+export type { EvalResult, EvalRun, StartEvalOptions } from "./lib/script/start_eval.ts";
+export type { RunSummary, UnconfirmedSandbox } from "./lib/run/summary.ts";
 export { loadEvalConfig } from "./lib/config/load_config.ts";
 export type { LoadedConfig, LoadEvalConfigOptions } from "./lib/config/load_config.ts";
 export type { EvalConfig } from "./lib/config/eval_config.ts";

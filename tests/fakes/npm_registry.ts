@@ -54,6 +54,8 @@ export interface PublishOptions {
   dependencies?: Record<string, string>;
   /** Publish without `dist.integrity` (only `shasum`), as very old packages are. */
   noIntegrity?: boolean;
+  /** The publish time recorded in `time` (e.g. past a client's minimum age). @default now */
+  time?: Date;
 }
 
 /** A running fake registry. */
@@ -188,7 +190,7 @@ export async function startNpmRegistry(options: NpmRegistryOptions = {}): Promis
         served: tarball,
         integrity: opts.noIntegrity ? "" : sri(tarball),
         shasum: createHash("sha1").update(tarball).digest("hex"),
-        time: new Date().toISOString(),
+        time: (opts.time ?? new Date()).toISOString(),
         dependencies: opts.dependencies ?? {},
       });
       const tag = opts.tag === undefined ? "latest" : opts.tag;

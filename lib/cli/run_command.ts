@@ -1,0 +1,103 @@
+/**
+ * `vf run <script.ts> [args...]`: runs a TypeScript (or JavaScript) script in which
+ * `@verifiers/verifiers-ts` and `zod` resolve to this vf's own copies, so a machine with
+ * only the `vf` binary runs scripted evaluations and plugin tests. The script sees its
+ * arguments in `process.argv.slice(2)`; its exit code is the command's.
+ *
+ * On Bun and in the single-file binary the script runs in this process, the two
+ * specifiers served as virtual modules. On Deno it runs in a child `deno run -A`: from a
+ * checkout with this package's `deno.json` as config (the package resolves its own name),
+ * from JSR with an import map onto the same published version.
+ *
+ * @module
+ */
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { runtimeName } from "../_runtime/runtime_name.ts";
+import { installVirtualModules, runDenoChild } from "../_runtime/run_script.ts";
+import { errorMessage, InputError, VerifiersError } from "../errors.ts";
+import { VERSION } from "../version.ts";
+import denoConfig from "../../deno.json" with { type: "json" };
+import { err, out } from "./output.ts";
+
+/** The help text of `vf run`. */
+export const RUN_USAGE = `Usage: vf run <script.ts> [args...]
+
+Runs a TypeScript or JavaScript script in which "@verifiers/verifiers-ts" and "zod"
+resolve to this vf's own copies: nothing needs to be installed, so an image holding only
+the vf binary runs scripted evaluations (docs/scripting.md) and plugin tests.
+The script reads its arguments from process.argv.slice(2); vf run exits with the
+script's exit code (1 when it throws, with the error on stderr).
+
+Examples:
+  vf run eval_nightly.ts --tasks 50
+  vf run tests/plugin_test.ts`;
+
+/** The package's own name (deno.json). */
+const SELF = denoConfig.name;
+
+/** Runs the script on Deno in a child process; returns its exit code. */
+async function runOnDeno(script: string, args: string[]): Promise<number> {
+  const here = new URL("../../deno.json", import.meta.url);
+  if (here.protocol === "file:" && existsSync(fileURLToPath(here))) {
+    return await runDenoChild(["--config", fileURLToPath(here)], script, args);
+  }
+  // Published: the same version, and the npm packages at the versions it was built with.
+  const imports: Record<string, string> = { ...denoConfig.imports };
+  imports[SELF] = `jsr:${SELF}@${VERSION}`;
+  const dir = mkdtempSync(join(tmpdir(), "vf-run-"));
+  try {
+    const map = join(dir, "import_map.json");
+    writeFileSync(map, JSON.stringify({ imports }));
+    return await runDenoChild(["--import-map", map], script, args);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs the script in this process (Bun, the binary); returns its exit code. */
+async function runInProcess(script: string, args: string[]): Promise<number> {
+  const [self, zod] = await Promise.all([import("../../mod.ts"), import("zod")]);
+  installVirtualModules({
+    [SELF]: self as unknown as Record<string, unknown>,
+    zod: zod as unknown as Record<string, unknown>,
+  });
+  const argv0 = process.argv[0];
+  process.argv.splice(0, process.argv.length, argv0, script, ...args);
+  try {
+    await import(pathToFileURL(script).href);
+  } catch (e) {
+    if (e instanceof VerifiersError) throw e;
+    await err(
+      `error: ${script} failed: ${e instanceof Error ? e.stack ?? e.message : errorMessage(e)}`,
+    );
+    return 1;
+  }
+  const code = process.exitCode;
+  return typeof code === "number" ? code : Number(code ?? 0) || 0;
+}
+
+/** Runs `vf run` with the arguments after `run`; returns the exit code. */
+export async function runCommand(argv: string[]): Promise<number> {
+  const [first, ...args] = argv;
+  if (first === "--help" || first === "-h") {
+    await out(RUN_USAGE);
+    return 0;
+  }
+  if (first === undefined) {
+    await err(`error: vf run needs a script\n\n${RUN_USAGE}`);
+    return 2;
+  }
+  const script = resolve(process.cwd(), first);
+  if (!existsSync(script) || !statSync(script).isFile()) {
+    throw new InputError("script_not_found", `Cannot run "${first}": no such file`, {
+      hint: "give the path of a .ts or .js script",
+    });
+  }
+  return runtimeName() === "deno"
+    ? await runOnDeno(script, args)
+    : await runInProcess(script, args);
+}
