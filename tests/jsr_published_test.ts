@@ -48,6 +48,19 @@ export default {
 };
 `;
 
+/** A scripted evaluation: `argv[2]` echo tasks in memory, then one summary line. */
+const SCRIPT = `import { startEval } from "@verifiers/verifiers-ts";
+const run = await startEval({
+  config: { env: { taskset: { id: "echo" }, agent: { harness: { id: "null" } } }, model: "oracle" },
+  args: ["-n", process.argv[2]],
+  runDir: null,
+});
+let n = 0;
+for await (const _ of run) n++;
+const { summary } = await run.done;
+console.log("episodes " + n + " reward " + summary.reward.mean);
+`;
+
 function onlyRun(outDir: string): string {
   const runs = readdirSync(outDir);
   assert.equal(runs.length, 1, `one run directory in ${outDir}: ${runs.join(", ")}`);
@@ -149,7 +162,7 @@ describe("published to JSR, run with deno run jsr:", () => {
       for (const m of text.matchAll(/^(?:import|export)\b[^;]*?\bfrom "([^"]+)"/gms)) {
         const spec = m[1];
         if (/^(\.\.?\/|node:)/.test(spec)) continue;
-        const npmSpec = /^npm:((?:@[^/]+\/)?[^/@]+)@([^/]+)/.exec(spec);
+        const npmSpec = /^npm:\/?((?:@[^/]+\/)?[^/@]+)@([^/]+)/.exec(spec);
         assert.ok(npmSpec, `${path}: import "${spec}" is neither relative, node: nor npm:`);
         assert.equal(npmSpec[2], deps[npmSpec[1]], `${path}: ${spec} pins package.json's version`);
         npmImports++;
@@ -225,6 +238,37 @@ describe("published to JSR, run with deno run jsr:", () => {
     assert.ok(npm.requests.some((q) => q.includes("vf-greetings-1.0.0.tgz")), "from the registry");
   });
 
+  it("runs a script importing the package from JSR (deno.json imports)", LONG, async () => {
+    const cwd = join(root, "script-project");
+    mkdirSync(cwd);
+    writeFileSync(
+      join(cwd, "deno.json"),
+      JSON.stringify({ imports: { [PKG]: `jsr:${PKG}@^0.1` } }),
+    );
+    writeFileSync(join(cwd, "eval.ts"), SCRIPT);
+    const r = await runProgram(DENO, ["run", "-A", "eval.ts", "3"], {
+      cwd,
+      env: userEnv(join(root, "deno-dir")),
+      timeoutMs: 240_000,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^episodes 3 reward 1$/m);
+  });
+
+  it("vf run from JSR resolves the package to the same published version", LONG, async () => {
+    const cwd = join(root, "vf-run");
+    mkdirSync(cwd);
+    writeFileSync(join(cwd, "eval.ts"), SCRIPT);
+    const r = await runProgram(DENO, ["run", "-A", `jsr:${PKG}/cli`, "run", "eval.ts", "2"], {
+      cwd,
+      env: userEnv(join(root, "deno-dir")),
+      timeoutMs: 240_000,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^episodes 2 reward 1$/m);
+    assert.deepEqual(readdirSync(cwd), ["eval.ts"], "in memory: nothing written");
+  });
+
   it("answers --version and plugins list", LONG, async () => {
     const env = userEnv(join(root, "deno-dir"));
     const v = await runProgram(DENO, ["run", "-A", `jsr:${PKG}/cli`, "--version"], { env });
@@ -236,5 +280,23 @@ describe("published to JSR, run with deno run jsr:", () => {
     });
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /^taskset +shell-basics/m);
+    // the Prime and Modal runtimes load @bufbuild/protobuf (a subpath import)
+    for (const runtime of ["prime", "modal"]) {
+      const show = await runProgram(DENO, [
+        "run",
+        "-A",
+        `jsr:${PKG}/cli`,
+        "plugins",
+        "show",
+        "runtime",
+        runtime,
+      ], { env });
+      assert.equal(show.code, 0, show.stderr);
+      assert.match(show.stdout, new RegExp(runtime));
+    }
+    assert.ok(
+      npm.requests.some((q) => q.startsWith("GET /@bufbuild/protobuf/-/protobuf-")),
+      `@bufbuild/protobuf came from the npm registry: ${npm.requests.join(", ")}`,
+    );
   });
 });
