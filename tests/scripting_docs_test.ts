@@ -73,6 +73,35 @@ describe("docs/scripting.md examples through vf run", () => {
     assert.equal(blocks.length, EXPECT.length);
   });
 
+  it("runs the vf init scaffold's tests with only the binary", LONG, async () => {
+    const dir = join(root, "scaffold");
+    mkdirSync(dir);
+    const init = await runProgram(binary, ["init", "taskset", "greet"], { cwd: dir });
+    assert.equal(init.code, 0, init.stderr);
+    const pkg = join(dir, "greet");
+    const r = await runProgram(binary, ["run", "mod_test.ts"], {
+      cwd: pkg,
+      env: { VF_BIN: binary, PATH: "/usr/bin:/bin" },
+    });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^ok - .*scores 1 with the oracle model/m);
+    assert.match(r.stdout, /^2 passed, 0 failed, 0 skipped$/m);
+    assert.ok(!existsSync(join(pkg, "node_modules")), "nothing installed");
+    writeFileSync(
+      join(pkg, "fail_test.ts"),
+      `import { describe, it } from "node:test";\nimport assert from "node:assert/strict";\n` +
+        `describe("s", () => {\n  it("passes", () => assert.equal(1, 1));\n` +
+        `  it("fails", async () => assert.equal(await Promise.resolve(1), 2));\n` +
+        `  it("skipped", { skip: true }, () => {});\n});\n`,
+    );
+    const f = await runProgram(binary, ["run", "fail_test.ts"], { cwd: pkg });
+    assert.equal(f.code, 1, f.stdout + f.stderr);
+    assert.match(f.stdout, /^ok - s > passes$/m);
+    assert.match(f.stdout, /^not ok - s > fails$/m);
+    assert.match(f.stdout, /^ok - s > skipped # skip$/m);
+    assert.match(f.stdout, /^1 passed, 1 failed, 1 skipped$/m);
+  });
+
   for (const host of HOSTS) {
     it(`runs every example under ${host}`, LONG, async () => {
       for (const [i, code] of blocks.entries()) {

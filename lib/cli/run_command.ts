@@ -11,13 +11,14 @@
  *
  * @module
  */
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { runtimeName } from "../_runtime/runtime_name.ts";
-import { installVirtualModules, runDenoChild } from "../_runtime/run_script.ts";
+import { renameImportsUnder, runDenoChild } from "../_runtime/run_script.ts";
+import { provideSelfModules, SELF_NAME, TEST_MODULE } from "../plugins/self_modules.ts";
 import { errorMessage, InputError, VerifiersError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
@@ -36,23 +37,26 @@ Examples:
   vf run eval_nightly.ts --tasks 50
   vf run tests/plugin_test.ts`;
 
-/** The package's own name (deno.json). */
-const SELF = denoConfig.name;
+/** True when the script is a `node:test` test file. */
+function isTestFile(script: string): boolean {
+  return /(["'])node:test\1/.test(readFileSync(script, "utf8"));
+}
 
 /** Runs the script on Deno in a child process; returns its exit code. */
 async function runOnDeno(script: string, args: string[]): Promise<number> {
+  const mode = isTestFile(script) ? "test" : "run";
   const here = new URL("../../deno.json", import.meta.url);
   if (here.protocol === "file:" && existsSync(fileURLToPath(here))) {
-    return await runDenoChild(["--config", fileURLToPath(here)], script, args);
+    return await runDenoChild(mode, ["--config", fileURLToPath(here)], script, args);
   }
   // Published: the same version, and the npm packages at the versions it was built with.
   const imports: Record<string, string> = { ...denoConfig.imports };
-  imports[SELF] = `jsr:${SELF}@${VERSION}`;
+  imports[SELF_NAME] = `jsr:${SELF_NAME}@${VERSION}`;
   const dir = mkdtempSync(join(tmpdir(), "vf-run-"));
   try {
     const map = join(dir, "import_map.json");
     writeFileSync(map, JSON.stringify({ imports }));
-    return await runDenoChild(["--import-map", map], script, args);
+    return await runDenoChild(mode, ["--import-map", map], script, args);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -60,11 +64,11 @@ async function runOnDeno(script: string, args: string[]): Promise<number> {
 
 /** Runs the script in this process (Bun, the binary); returns its exit code. */
 async function runInProcess(script: string, args: string[]): Promise<number> {
-  const [self, zod] = await Promise.all([import("../../mod.ts"), import("zod")]);
-  installVirtualModules({
-    [SELF]: self as unknown as Record<string, unknown>,
-    zod: zod as unknown as Record<string, unknown>,
-  });
+  await provideSelfModules();
+  const tests = await import("../script/mini_test.ts");
+  // Bun runs node:test files only under `bun test` (which the binary does not have), and
+  // its builtin cannot be replaced: the script's imports of it are renamed instead.
+  renameImportsUnder(dirname(script), { "node:test": TEST_MODULE });
   const argv0 = process.argv[0];
   process.argv.splice(0, process.argv.length, argv0, script, ...args);
   try {
@@ -75,6 +79,11 @@ async function runInProcess(script: string, args: string[]): Promise<number> {
       `error: ${script} failed: ${e instanceof Error ? e.stack ?? e.message : errorMessage(e)}`,
     );
     return 1;
+  }
+  if (tests.hasCollected()) {
+    const report = await tests.runCollected((line) => void out(line));
+    await out(`${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped`);
+    if (report.failed > 0) return 1;
   }
   const code = process.exitCode;
   return typeof code === "number" ? code : Number(code ?? 0) || 0;

@@ -3,12 +3,19 @@
  * file URL, an `https:` URL, an `npm:`/`jsr:` specifier or a fetched file). Every other
  * import in the package is static or a string literal, so `deno publish` rewrites them;
  * this one it cannot analyze (its `unanalyzable-dynamic-import` warning points here, and
- * only here — `tests/publish_test.ts` checks that). Specifiers given to it are absolute.
+ * only here — scripts/publish_check.sh checks that). Specifiers given to it are absolute.
+ *
+ * In the single-file binary, a plugin's imports of `@verifiers/verifiers-ts` and `zod`
+ * resolve to the binary's own copies (see self_modules.ts).
  *
  * @module
  */
+import { isCompiled } from "../_runtime/is_compiled.ts";
+import { runtimeName } from "../_runtime/runtime_name.ts";
+import { provideSelfModules } from "./self_modules.ts";
 
 /** Imports the module at an absolute specifier and returns its exports. */
 export async function importModule(specifier: string): Promise<Record<string, unknown>> {
+  if (runtimeName() === "bun" && isCompiled()) await provideSelfModules();
   return await import(specifier) as Record<string, unknown>;
 }
