@@ -2,7 +2,7 @@
 # `deno publish --dry-run`: the package as JSR would take it (license, no slow types, the
 # `publish.include` list, bare imports rewritten to npm: specifiers). It needs no network.
 # Fails on any error, and on any warning but the one expected: the runtime import of
-# user plugins in lib/plugins/import_module.ts, which no publisher can analyze.
+# user plugins and scripts in lib/plugins/import_module.ts, which no publisher can analyze.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)

@@ -18,6 +18,7 @@ import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { runtimeName } from "../_runtime/runtime_name.ts";
 import { renameImportsUnder, runDenoChild } from "../_runtime/run_script.ts";
+import { importModule } from "../plugins/import_module.ts";
 import { provideSelfModules, SELF_NAME, TEST_MODULE } from "../plugins/self_modules.ts";
 import { errorMessage, InputError, VerifiersError } from "../errors.ts";
 import { VERSION } from "../version.ts";
@@ -72,7 +73,7 @@ async function runInProcess(script: string, args: string[]): Promise<number> {
   const argv0 = process.argv[0];
   process.argv.splice(0, process.argv.length, argv0, script, ...args);
   try {
-    await import(pathToFileURL(script).href);
+    await importModule(pathToFileURL(script).href);
   } catch (e) {
     if (e instanceof VerifiersError) throw e;
     await err(
