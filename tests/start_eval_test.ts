@@ -14,6 +14,7 @@ function fastConfig(count: number): Record<string, unknown> {
       agent: { harness: { id: FAST }, runtime: { type: FAST } },
     },
     model: "scripted",
+    client: { base_url: "http://127.0.0.1:9/v1" }, // never called: the harness answers itself
   };
 }
 
@@ -35,11 +36,21 @@ describe("startEval", () => {
   it("writes the run directory as vf eval does", async () => {
     const cwd = tmp();
     try {
-      const run = await startEval({ config: fastConfig(5), cwd, args: ["-r", "2"] });
+      const messages: string[] = [];
+      const run = await startEval({
+        config: fastConfig(5),
+        cwd,
+        args: ["-r", "2"],
+        onMessage: (m) => messages.push(m),
+      });
       const seen: string[] = [];
       for await (const e of run) seen.push(e.id);
       const { summary, runDir, cancelled } = await run.done;
       assert.equal(cancelled, false);
+      assert.ok(
+        messages.every((m) => m.startsWith("warning: ")),
+        `only warnings reach onMessage: ${messages}`,
+      );
       assert.equal(seen.length, 10);
       assert.equal(summary.counts.episodes, 10);
       assert.ok(runDir?.startsWith(join(cwd, "outputs")));
@@ -56,6 +67,8 @@ describe("startEval", () => {
         FAST,
         "-m",
         "scripted",
+        "--client.base-url",
+        "http://127.0.0.1:9/v1",
         "-r",
         "2",
         "-o",
@@ -90,6 +103,16 @@ describe("startEval", () => {
           /unknown key "colour"/.test(e.message),
       );
       await assert.rejects(startEval({ config: "missing.toml", cwd }), ConfigError);
+      await assert.rejects(
+        startEval({
+          config: {
+            ...fastConfig(2),
+            client: { api_key_var: "VF_TEST_UNSET_KEY_9", base_url: "https://api.openai.com/v1" },
+          },
+          cwd,
+        }),
+        (e: unknown) => (e as { code?: string }).code === "api_key_missing",
+      );
       assert.deepEqual(readdirSync(cwd), []);
     } finally {
       rmSync(cwd, { recursive: true, force: true });

@@ -19,6 +19,7 @@ import { type LoadedConfig, loadEvalConfig } from "../config/load_config.ts";
 import type { EvalConfig } from "../config/eval_config.ts";
 import { InputError } from "../errors.ts";
 import { writeStderr } from "../_runtime/tty.ts";
+import { checkApiKey } from "../cli/eval_command.ts";
 import { writeEvalJson } from "../run/config_dump.ts";
 import { resolveRunDir } from "../run/naming.ts";
 import { runEval } from "../run/run_eval.ts";
@@ -159,9 +160,11 @@ export async function startEval(options: StartEvalOptions): Promise<EvalRun> {
       hint: "drop dry_run to run the evaluation",
     });
   }
+  const say = options.onMessage ?? ((line: string) => writeStderr(line + "\n"));
+  const keyWarning = checkApiKey(config); // throws where the endpoint is known to need a key
+  if (keyWarning) say(`warning: ${keyWarning}`);
   const keep = options.episodes ?? true;
   const queue = new EpisodeQueue();
-  const say = options.onMessage ?? ((line: string) => writeStderr(line + "\n"));
   const done = runEval(loaded, {
     runDir,
     cwd,
