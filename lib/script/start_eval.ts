@@ -19,7 +19,7 @@ import { type LoadedConfig, loadEvalConfig } from "../config/load_config.ts";
 import type { EvalConfig } from "../config/eval_config.ts";
 import { InputError } from "../errors.ts";
 import { writeStderr } from "../_runtime/tty.ts";
-import { checkApiKey } from "../cli/eval_command.ts";
+import { missingKeyWarning } from "../cli/eval_command.ts";
 import { writeEvalJson } from "../run/config_dump.ts";
 import { resolveRunDir } from "../run/naming.ts";
 import { runEval } from "../run/run_eval.ts";
@@ -161,7 +161,7 @@ export async function startEval(options: StartEvalOptions): Promise<EvalRun> {
     });
   }
   const say = options.onMessage ?? ((line: string) => writeStderr(line + "\n"));
-  const keyWarning = checkApiKey(config); // throws where the endpoint is known to need a key
+  const keyWarning = missingKeyWarning(config); // as vf eval: a warning before the run
   if (keyWarning) say(`warning: ${keyWarning}`);
   const keep = options.episodes ?? true;
   const queue = new EpisodeQueue();
