@@ -270,6 +270,17 @@ export function runRealPython(requests: { kind: string; value: unknown }[]): Pyt
   return out.split("\n").filter((l) => l).map((l) => JSON.parse(l));
 }
 
+/**
+ * Reruns `contract.py <command> --out <dir>` into a fresh directory (schemas or golden) and
+ * returns that directory. Call only when {@link realPythonUnavailable} is null.
+ */
+export function regenerate(command: "schemas" | "golden"): string {
+  const script = join(import.meta.dirname!, "..", "scripts", "python_v1", "contract.py");
+  const out = mkdtempSync(join(tmpdir(), "vf-pyregen-"));
+  execFileSync("python3", [script, command, upstreamRepo()!, "--out", out], { encoding: "utf8" });
+  return out;
+}
+
 /** A scratch copy of a run directory (Python's resume loader rewrites traces.jsonl). */
 export function copyRunDir(runDir: string): string {
   const dir = join(mkdtempSync(join(tmpdir(), "vf-pycopy-")), "run");

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
@@ -20,9 +20,11 @@ import {
   evalConfigProblems,
   loadSchema,
   PYTHON_GOLDEN_RUN,
+  PYTHON_V1_FIXTURES,
   pythonResumeKeeps,
   pythonTaskKey,
   realPythonUnavailable,
+  regenerate,
   runDirProblems,
   runRealPython,
 } from "./_python_v1.ts";
@@ -116,6 +118,30 @@ describe("the Python v1 schemas", () => {
     config.num_rollout = config.num_rollouts;
     delete config.num_rollouts;
     assert.match(evalConfigProblems(config).join("\n"), /num_rollout/);
+  });
+
+  it("are what the generator writes from the pinned upstream today (schemas and golden run)", () => {
+    const why = realPythonUnavailable();
+    if (why) {
+      console.log(`# skipped regenerating the Python v1 fixtures: ${why}`);
+      return;
+    }
+    const schemas = regenerate("schemas");
+    for (const name of readdirSync(PYTHON_V1_FIXTURES).filter((f) => f.endsWith(".json"))) {
+      assert.equal(
+        readFileSync(join(schemas, name), "utf8"),
+        readFileSync(join(PYTHON_V1_FIXTURES, name), "utf8"),
+        name,
+      );
+    }
+    const golden = join(regenerate("golden"), "golden", "reverse-text");
+    for (const file of ["configs/eval.json", "traces.jsonl", "GENERATED.md"]) {
+      assert.equal(
+        readFileSync(join(golden, file), "utf8"),
+        readFileSync(join(PYTHON_GOLDEN_RUN, file), "utf8"),
+        file,
+      );
+    }
   });
 
   it("keep task_key(task.data) == task.hash on Python's lines, as our hash computes it", () => {
