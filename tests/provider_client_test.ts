@@ -7,6 +7,7 @@ import {
   createProviderClient,
   DEFAULT_STALL_TIMEOUT_S,
   joinUrl,
+  MAX_RESPONSE_BYTES,
 } from "../lib/model/provider_client.ts";
 import process from "node:process";
 import type { ProviderResponse } from "../lib/model/provider_client.ts";
@@ -232,6 +233,30 @@ describe("createProviderClient()", () => {
       for (const c of [kept, forever, stalled]) c.close();
       await trickle.close();
       await silent.close();
+    }
+  });
+
+  it("cuts off a reply past maxResponseBytes (64 MiB by default) with ProviderError 502", async () => {
+    const huge = await rawServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ choices: [], pad: "x".repeat(3 * 1024 * 1024) }));
+    });
+    const capped = createProviderClient({ baseUrl: huge.url, maxResponseBytes: 1024 * 1024 });
+    const roomy = createProviderClient({ baseUrl: huge.url });
+    try {
+      await assert.rejects(
+        capped.chatCompletions(chatBody),
+        (err: unknown) =>
+          err instanceof ProviderError && err.statusCode === 502 &&
+          err.message.includes("larger than 1048576 bytes"),
+      );
+      assert.equal((await roomy.chatCompletions(chatBody)).status, 200);
+      assert.equal(MAX_RESPONSE_BYTES, 64 * 1024 * 1024);
+    } finally {
+      capped.close();
+      roomy.close();
+      await huge.close();
     }
   });
 

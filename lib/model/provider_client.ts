@@ -35,7 +35,12 @@ export interface ProviderClientOptions {
    * headers and between body chunks; null waits forever. @default {@link DEFAULT_STALL_TIMEOUT_S} s
    */
   stallTimeoutMs?: number | null;
+  /** Largest reply body read (JSON, error or stream); a longer one fails the call. @default {@link MAX_RESPONSE_BYTES} */
+  maxResponseBytes?: number;
 }
+
+/** Default cap on one reply's body: 64 MiB (a reply past it is a 502 `ProviderError`). */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** Default of `client.stall_timeout`: seconds without a byte from the provider before a call fails. */
 export const DEFAULT_STALL_TIMEOUT_S = 600;
@@ -189,16 +194,30 @@ async function* readBody(
   key: string,
   signal: AbortSignal | undefined,
   watch: StallWatch,
+  maxBytes: number,
 ): AsyncGenerator<Uint8Array> {
+  let size = 0;
   try {
     watch.touch();
     for await (const chunk of res) {
       watch.touch();
-      yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk as Uint8Array;
+      const bytes = typeof chunk === "string"
+        ? new TextEncoder().encode(chunk)
+        : chunk as Uint8Array;
+      size += bytes.byteLength;
+      if (size > maxBytes) {
+        throw new ProviderError(
+          `provider reply from ${url} is larger than ${maxBytes} bytes; the call was cut off`,
+          502,
+          { hint: "the endpoint does not look like an OpenAI-compatible API" },
+        );
+      }
+      yield bytes;
     }
     if (!res.complete) throw new Error("connection closed before the response ended");
   } catch (err) {
     if (signal?.aborted) throw abortReason(signal);
+    if (err instanceof ProviderError) throw err;
     if (watch.stalled) {
       throw new ProviderError(redact(watch.message(url), key), 504, {
         hint: "the provider stopped sending; raise client.stall_timeout (null waits forever)",
@@ -222,6 +241,7 @@ async function* readBody(
 export function createProviderClient(options: ProviderClientOptions): ProviderClient {
   const baseUrl = options.baseUrl;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const stallTimeoutMs = options.stallTimeoutMs === undefined
     ? DEFAULT_STALL_TIMEOUT_S * 1000
     : options.stallTimeoutMs;
@@ -336,7 +356,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
         const type = resHeaders["content-type"] ?? "";
         if (type.includes("text/event-stream")) {
           settled = true;
-          const body = readBody(res, url, key, signal, watch);
+          const body = readBody(res, url, key, signal, watch, maxResponseBytes);
           const stop = () => {
             watch.done();
             signal?.removeEventListener("abort", onAbort);
@@ -348,7 +368,9 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
         }
         (async () => {
           const parts: Uint8Array[] = [];
-          for await (const chunk of readBody(res, url, key, signal, watch)) parts.push(chunk);
+          for await (const chunk of readBody(res, url, key, signal, watch, maxResponseBytes)) {
+            parts.push(chunk);
+          }
           const text = new TextDecoder().decode(concatBytes(parts));
           let json: unknown = null;
           try {
