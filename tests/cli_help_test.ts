@@ -5,6 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CliResult, runCli } from "./_cli.ts";
 import { GROUPS } from "../lib/cli/usage.ts";
+import { FAST } from "./_run.ts";
+
+const ROOT = join(import.meta.dirname!, "..");
 
 /** Every command path a user can type, groups and their subcommands included. */
 const COMMANDS: string[][] = [
@@ -208,6 +211,26 @@ describe("bad invocations stop at the first cause with one clear message", () =>
       ok.stdout,
       /^config valid: taskset echo · harness bash · runtime subprocess · judges match · model \(none given\)$/m,
     );
+    assert.deepEqual(readdirSync(dir).filter((f) => f !== "cache").sort(), [
+      "broken.toml",
+      "judged.toml",
+      "ok.toml",
+    ]);
+    // Python's own eval.json (a golden run written by verifiers v1) and a plugin module's config
+    const golden = join(ROOT, "tests/fixtures/python_v1/golden/reverse-text/configs/eval.json");
+    const python = await runCli(["validate-config", "@", golden], { env, cwd: dir });
+    assert.equal(python.code, 0, python.stderr);
+    assert.match(python.stdout, /^config valid: taskset reverse-text · [^\n]*runtime subprocess/m);
+    const plugin = await runCli(["validate-config", FAST, "--env.taskset.count", "3"], {
+      env,
+      cwd: dir,
+    });
+    assert.equal(plugin.code, 0, plugin.stderr);
+    const badPlugin = await runCli(["validate-config", FAST, "--env.taskset.count", "many"], {
+      env,
+      cwd: dir,
+    });
+    assertOneClearError(badPlugin, /--env\.taskset\.count/, "a plugin field of the wrong type");
     assert.deepEqual(readdirSync(dir).filter((f) => f !== "cache").sort(), [
       "broken.toml",
       "judged.toml",

@@ -89,6 +89,10 @@ describe("the end of a failed run says why", () => {
       assertReport(r, dir, /ProviderError ×2 \[HTTP 401\]: provider returned HTTP 401: \S/, mode);
       assert.match(r.stderr, /hint: check the API key/);
     }
+    // the header and table say "1 rollout" and "—" (no "1 rollouts", no "—s")
+    assert.match(plain.stderr, /^run +2 tasks × 1 rollout · /m);
+    assert.doesNotMatch(plain.stdout, /—s\b/);
+    assert.doesNotMatch(plain.stdout, /nothing scored/, "errored traces are not 'unscored'");
     const summary = JSON.parse(json.stdout);
     assert.equal(summary.error_examples.ProviderError.status_code, 401);
     assert.match(summary.error_examples.ProviderError.message, /HTTP 401/);

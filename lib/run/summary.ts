@@ -304,7 +304,8 @@ export function renderSummary(s: RunSummary): string {
     `${s.counts.episodes}/${s.counts.expected} episodes${kept} · ${s.wall_time_s.toFixed(1)}s` +
       (s.status === "cancelled" ? " · cancelled" : ""),
   );
-  const unscored = s.counts.traces > 0 && Object.keys(s.rewards).length === 0;
+  // clean traces without a single reward: nothing was set to score them
+  const unscored = s.counts.traces > s.counts.errored_traces && Object.keys(s.rewards).length === 0;
   row(
     "reward",
     rewardText(s) +
