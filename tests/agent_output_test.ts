@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AGENT_OUTPUT_TAIL_CHARS, agentOutput } from "../lib/rollout/agent_output.ts";
+import { addHostSecrets, clearSecretsForTests } from "../lib/secrets.ts";
 import { runCli } from "./_cli.ts";
 import { FAST, tmp } from "./_run.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
@@ -12,31 +13,26 @@ describe("agentOutput()", () => {
   it("keeps the last characters of each stream, marks the cut, masks secrets before cutting", () => {
     const secret = "vf-session-key-0123456789";
     const long = "x".repeat(AGENT_OUTPUT_TAIL_CHARS) + `end ${secret}`;
-    const out = agentOutput({ exitCode: 3, stdout: long, stderr: "short" }, [secret], {});
+    const out = agentOutput({ exitCode: 3, stdout: long, stderr: "short" }, [secret]);
     assert.equal(out.exit_code, 3);
     assert.equal(out.stdout.length, AGENT_OUTPUT_TAIL_CHARS + 1);
     assert.ok(out.stdout.startsWith("…") && out.stdout.endsWith("end ***"));
     assert.equal(out.stderr, "short");
   });
 
-  it("masks the host's credential variables, not its locators or short values", () => {
-    const env = {
-      GITHUB_TOKEN: "ghp_abcdefghijklmnop",
-      MY_API_KEY: "key-with-inner-ghp_abcdefghijklmnop",
-      SSH_KEY_PATH: "/home/me/.ssh/id_ed25519",
-      TINY_SECRET: "abc",
-    };
-    const out = agentOutput(
-      {
+  it("masks every registered secret (host credentials, client key) as well", () => {
+    addHostSecrets({ GITHUB_TOKEN: "ghp_abcdefghijklmnop", SSH_KEY_PATH: "/home/me/.ssh/id" });
+    try {
+      const out = agentOutput({
         exitCode: 0,
-        stdout: `t=ghp_abcdefghijklmnop k=key-with-inner-ghp_abcdefghijklmnop`,
-        stderr: "path /home/me/.ssh/id_ed25519 tiny abc",
-      },
-      [],
-      env,
-    );
-    assert.equal(out.stdout, "t=*** k=***");
-    assert.equal(out.stderr, "path /home/me/.ssh/id_ed25519 tiny abc");
+        stdout: "t=ghp_abcdefghijklmnop",
+        stderr: "path /home/me/.ssh/id",
+      }, []);
+      assert.equal(out.stdout, "t=***");
+      assert.equal(out.stderr, "path /home/me/.ssh/id");
+    } finally {
+      clearSecretsForTests();
+    }
   });
 });
 
