@@ -211,6 +211,72 @@ describe("interception server", () => {
     }
   });
 
+  it("streams without stream_options once the provider refuses the field", async () => {
+    // a provider of the kind that rejects unknown request fields (HTTP 400 naming it)
+    const bodies: Record<string, unknown>[] = [];
+    const provider = http.createServer((req, res) => {
+      let raw = "";
+      req.on("data", (d) => raw += d);
+      req.on("end", () => {
+        const body = JSON.parse(raw);
+        bodies.push(body);
+        if ("stream_options" in body) {
+          res.writeHead(400, { "content-type": "application/json" });
+          res.end(JSON.stringify({
+            error: { message: "Unrecognized request argument supplied: stream_options" },
+          }));
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const chunk = (delta: unknown, finish: string | null) =>
+          `data: ${
+            JSON.stringify({
+              id: "c1",
+              object: "chat.completion.chunk",
+              created: 0,
+              model: body.model,
+              choices: [{ index: 0, delta, finish_reason: finish }],
+            })
+          }\n\n`;
+        res.end(
+          chunk({ role: "assistant", content: "hello" }, null) + chunk({}, "stop") +
+            "data: [DONE]\n\n",
+        );
+      });
+    });
+    await new Promise<void>((r) => provider.listen(0, "127.0.0.1", r));
+    const client = createProviderClient({
+      baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`,
+      apiKeyVar: null,
+    });
+    try {
+      const { session, trace } = open({ client } as unknown as Harness);
+      const sdk = new OpenAI({ baseURL: session.endpoint, apiKey: session.secret, maxRetries: 0 });
+      for (let i = 0; i < 2; i++) {
+        const stream = await sdk.chat.completions.create({
+          model: "x",
+          messages: [{ role: "user", content: `hi ${i}` }],
+          stream: true,
+        });
+        let text = "";
+        for await (const c of stream) text += c.choices[0]?.delta?.content ?? "";
+        assert.equal(text, "hello");
+      }
+      // the first call was refused once with the field, then sent without it; the second
+      // call went without it at once
+      assert.deepEqual(bodies.map((b) => "stream_options" in b), [true, false, false]);
+      assert.equal(trace.calls.length, 2);
+      assert.ok(trace.calls.every((c) => c.error === null));
+      session.close();
+    } finally {
+      client.close();
+      await new Promise<void>((r) => {
+        provider.close(() => r());
+        provider.closeAllConnections();
+      });
+    }
+  });
+
   it("answers 401 to an unknown secret without echoing it, and 409 after close", async () => {
     const h = await upstream();
     try {

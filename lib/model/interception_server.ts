@@ -366,6 +366,8 @@ export async function startInterceptionServer(
   const closedSecrets = new Set<string>();
   const closedRing: (string | undefined)[] = new Array(MAX_CLOSED_SECRETS);
   let closedAt = 0;
+  /** Providers that refused `stream_options` (some servers reject the field). */
+  const refuseStreamOptions = new WeakSet<ProviderClient>();
 
   /** One program request to `/v1/chat/completions`. */
   const handleChat = async (
@@ -459,7 +461,10 @@ export async function startInterceptionServer(
     const streaming = sent.stream === true;
     const programOptions = isRecord(sent.stream_options) ? sent.stream_options : {};
     const programWantsUsage = streaming && programOptions.include_usage === true;
-    if (streaming) sent.stream_options = { ...programOptions, include_usage: true };
+    // usage of streamed calls is asked for, unless the provider said it takes no stream_options
+    const asksUsage = streaming && !refuseStreamOptions.has(client);
+    if (asksUsage) sent.stream_options = { ...programOptions, include_usage: true };
+    else if (streaming) delete sent.stream_options;
 
     const entry: InFlight = {
       call: {
@@ -499,13 +504,31 @@ export async function startInterceptionServer(
     // repaired fails the rollout (verifiers/v1/interception/server.py@a60a606).
     session.providerError = null;
     let response: ProviderResponse;
-    try {
-      response = await client.send({
+    const send = () =>
+      client.send({
         path: CHAT_ENDPOINT,
         body: sent,
         headers: forwardHeaders(req.headers, trace.id),
         signal: session.abort.signal,
       });
+    try {
+      response = await send();
+      if (asksUsage && response.status === 400) {
+        const text = response.kind === "json" ? response.text : await drain(response);
+        if (/stream_options|include_usage/i.test(text)) {
+          // the provider rejects the field: say so once and stream without it from now on
+          if (!refuseStreamOptions.has(client)) {
+            log(
+              "warn",
+              "the provider refuses stream_options: streamed calls are sent without it " +
+                "(their token usage is then not recorded)",
+            );
+          }
+          refuseStreamOptions.add(client);
+          delete sent.stream_options;
+          response = await send();
+        } else response = { ...response, kind: "json", text, json: parseJsonOrNull(text) };
+      }
     } catch (err) {
       if (session.closed) return closedMidway(res, entry, session);
       const perr = err instanceof ProviderError
@@ -792,6 +815,14 @@ export async function startInterceptionServer(
       });
     },
   };
+}
+
+function parseJsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }
 
 async function drain(response: Extract<ProviderResponse, { kind: "stream" }>): Promise<string> {
