@@ -193,6 +193,16 @@ describe("bad invocations stop at the first cause with one clear message", () =>
     assert.equal(existsSync(join(dir, "outputs")), false, "a refused command wrote a run folder");
   });
 
+  it("--no-color keeps colour sequences out of messages that quote other text", async () => {
+    const r = await runCli(["eval", "\x1b[31mred\x1b[0m", "-m", "oracle", "--no-color"], {
+      env,
+      cwd: dir,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /Cannot find taskset "red"/);
+    assert.ok(!r.stderr.includes("\x1b"), JSON.stringify(r.stderr));
+  });
+
   it("validate-config needs no model and writes nothing; --env.x.0.field edits a file's list", async () => {
     const ok = await runCli([
       "validate-config",
