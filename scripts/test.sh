@@ -35,16 +35,18 @@ check publish bash scripts/publish_check.sh
 echo "checks  ok   fmt, lint, types, runtime seams, publish dry-run  $(elapsed $((SECONDS - t0)))"
 
 t0=$SECONDS
-"$BIN/deno" test -A --no-check tests/ >"$logs/deno.log" 2>&1 &
-deno_pid=$!
-"$BIN/bun" test --timeout 60000 tests/ >"$logs/bun.log" 2>&1 &
-bun_pid=$!
-wait "$deno_pid"
-deno_code=$?
-deno_time=$((SECONDS - t0))
-wait "$bun_pid"
-bun_code=$?
-bun_time=$((SECONDS - t0))
+# each suite writes its own log, then its exit code and the seconds it took
+(
+  "$BIN/deno" test -A --no-check tests/ >"$logs/deno.log" 2>&1
+  echo "$? $((SECONDS - t0))" >"$logs/deno.end"
+) &
+(
+  "$BIN/bun" test --timeout 60000 tests/ >"$logs/bun.log" 2>&1
+  echo "$? $((SECONDS - t0))" >"$logs/bun.end"
+) &
+wait
+read -r deno_code deno_time <"$logs/deno.end"
+read -r bun_code bun_time <"$logs/bun.end"
 
 # deno counts describe blocks as tests and their it() cases as steps: report the steps
 deno_line=$(grep -E '^(ok|FAILED) \|' "$logs/deno.log" | tail -1 || true)
