@@ -12,6 +12,9 @@ export function getEnv(name: string): string | undefined {
 /** A copy of the whole environment (empty when not permitted). */
 export function getAllEnv(): Record<string, string> {
   try {
+    // Deno's `process.env` answers each key with a call into the runtime; `toObject()` is one
+    const deno = (globalThis as { Deno?: { env: { toObject(): Record<string, string> } } }).Deno;
+    if (deno) return deno.env.toObject();
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
     return out;

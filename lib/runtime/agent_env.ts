@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { getAllEnv } from "../_runtime/env.ts";
+import { getAllEnv, getEnv } from "../_runtime/env.ts";
 import type { ProgramResult, RunOptions, Runtime } from "./runtime.ts";
 
 /** Host variables every agent command gets (when set), besides `LC_*`. */
@@ -49,12 +49,16 @@ export function allowedHostEnv(
 /** The harness config's variables: `forward_env` copied from the host when set, then `env`. */
 export function harnessEnv(
   config: Record<string, unknown>,
-  env: Record<string, string | undefined> = getAllEnv(),
+  env?: Record<string, string | undefined>,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   const forward = Array.isArray(config.forward_env) ? config.forward_env : [];
   for (const name of forward) {
-    if (typeof name === "string" && env[name] !== undefined) out[name] = env[name]!;
+    if (typeof name !== "string") continue;
+    // one lookup per forwarded name: this runs for every rollout, and copying the whole
+    // host environment each time was most of a fast rollout's cost on Deno
+    const value = env ? env[name] : getEnv(name);
+    if (value !== undefined) out[name] = value;
   }
   const own = typeof config.env === "object" && config.env !== null ? config.env : {};
   for (const [name, value] of Object.entries(own)) {
