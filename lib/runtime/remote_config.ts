@@ -1,7 +1,7 @@
 /**
  * Config pieces shared by the remote runtimes (Prime, Modal): the hard lifetime `timeout`
  * (60..86400 s, default 86400) and the unit conversions their APIs need, with the exact
- * rounding rules of verifiers (reference §1.5, §4).
+ * rounding rules of `verifiers/v1/runtimes/prime.py` and `modal.py` at a60a606.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * The Modal control-plane client (`modal.client.ModalClient`) on our gRPC transport, with
- * the metadata, auth-token manager and unary retry rules of the official JS SDK (reference
- * §3.2): every call carries the client type/version headers and the token pair; every call
+ * the metadata, auth-token manager and unary retry rules of the official JS SDK
+ * (`modal@0.7.2`): every call carries the client type/version headers and the token pair; every call
  * but `AuthTokenGet` also carries `x-modal-auth-token`; unary calls are retried up to 3 times
  * (100 ms, x2, at most 1 s) on DEADLINE_EXCEEDED, UNAVAILABLE, CANCELLED, INTERNAL and
  * UNKNOWN, with one `x-idempotency-key` per logical call and `x-retry-attempt` 0, 1, ...

@@ -6,7 +6,7 @@
  * use h2c (prior knowledge), `https://` targets TLS with ALPN `h2`.
  *
  * Deliberately not `fetch`: fetch cannot read response trailers, so it cannot tell a stream
- * that ended OK from one that ended UNAVAILABLE (reference §3.7).
+ * that ended OK from one that ended UNAVAILABLE.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * The Modal protobuf messages the runtime uses (packages `modal.client` and
- * `modal.task_command_router`), with their field numbers from the reference §3.8 and the
- * official SDK (`modal@0.7.2`). Field names are the proto names in camelCase. Only the
+ * `modal.task_command_router`), with their field numbers from the
+ * official SDK's generated protobuf code (`modal@0.7.2`). Field names are the proto names in camelCase. Only the
  * fields verifiers-ts reads or writes are declared; others are skipped on decode.
  *
  * @module

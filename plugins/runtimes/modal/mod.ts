@@ -1,7 +1,7 @@
 /**
  * The `modal` runtime: each rollout in its own Modal sandbox, driven by our own gRPC client
  * over `node:http2` (no Modal SDK). Lifecycle and teardown follow the confirmed-teardown
- * semantics of verifiers (reference §1): `timeout` 60..86400 s sent as `Math.trunc(timeout)`;
+ * semantics of `verifiers/v1/runtimes/modal.py@a60a606`: `timeout` 60..86400 s sent as `Math.trunc(timeout)`;
  * `stopConfirmed()` either gets the provider's OK for `SandboxTerminate` or throws, is
  * idempotent once confirmed, and terminates a held sandbox even when its id was never
  * published; every sandbox is in the user's sandbox ledger from the moment its id is known
@@ -127,7 +127,7 @@ export function parseGpu(gpu: string | null): { gpuType: string; count: number }
   return { gpuType: type.toUpperCase(), count };
 }
 
-/** The `SandboxCreate` definition verifiers sends for a config (reference §1.5, §4.2). */
+/** The `SandboxCreate` definition verifiers sends for a config (`runtimes/modal.py@a60a606`). */
 export function sandboxDefinition(
   config: ModalRuntimeConfig,
   imageId: string,
@@ -706,7 +706,7 @@ export class ModalRuntime implements Runtime {
   }
 
   /**
-   * Terminates the sandbox and returns only when Modal confirmed it (reference §1.4, Modal):
+   * Terminates the sandbox and returns only when Modal confirmed it:
    * idempotent once confirmed; with no handle, resolves when no id was ever published and
    * throws when one was; a held handle is terminated even without a published id; a failed
    * terminate throws and keeps the handle so the next call retries.

@@ -2,7 +2,7 @@
  * The task command router client (`modal.task_command_router.TaskCommandRouter`): exec
  * start, stdin writes, resumable stdout/stderr reads and exit waits for one task, at the
  * per-task URL that `TaskGetCommandRouterAccess` hands out, authenticated by its JWT
- * (`authorization: Bearer`). Retry rules are the official SDK's (reference §3.2, §3.4):
+ * (`authorization: Bearer`). Retry rules are the official SDK's (`modal@0.7.2`):
  * transient codes are retried from 10 ms doubling (10 times); an UNAUTHENTICATED call
  * refreshes the JWT once (unless it has more than 30 s left) and is retried; `TaskExecWait`
  * runs in 60 s calls retried every second; a broken output stream resumes at its byte offset.

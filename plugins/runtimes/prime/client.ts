@@ -286,7 +286,7 @@ export class PrimeClient {
     };
   }
 
-  /** One control-plane call with the §2.8 retry rules; throws for non-2xx. */
+  /** One control-plane call with the control-plane retry rules (`retryControl`); throws for non-2xx. */
   async #control(
     kind: RequestKind,
     method: string,

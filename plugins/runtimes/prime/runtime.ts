@@ -1,9 +1,9 @@
 /**
  * The `prime` runtime: one Prime Intellect sandbox per instance, driven by our own client.
- * Lifecycle exactly as reference §1 (the confirmed-teardown branch): a new client per
- * start; the sandbox is written to the ledger the moment its id is known; `stopped` and
- * the confirmed id are reset as soon as a new id is known; `stopConfirmed()` follows the
- * §1.4 decision table (idempotent once confirmed, a typed HTTP 404 on DELETE = gone,
+ * Lifecycle as `verifiers/v1/runtimes/prime.py@a60a606` (the confirmed-teardown branch): a
+ * new client per start; the sandbox is written to the ledger the moment its id is known;
+ * `stopped` and the confirmed id are reset as soon as a new id is known; `stopConfirmed()`
+ * decides as follows (idempotent once confirmed, a typed HTTP 404 on DELETE = gone,
  * anything else raises and keeps the client for a retry, a client held by a start that
  * failed before an id existed is released before raising).
  *
@@ -566,7 +566,7 @@ export class PrimeRuntime implements Runtime {
   }
 
   /**
-   * Frees the sandbox or throws (reference §1.4, Prime table). Idempotent once confirmed:
+   * Frees the sandbox or throws (DELETE answered 2xx, or a typed 404 = gone). Idempotent once confirmed:
    * no second DELETE. Concurrent calls share one attempt.
    */
   stopConfirmed(): Promise<void> {
