@@ -355,20 +355,20 @@ export class ModalRuntime implements Runtime {
     // a failure from here on leaves teardown to terminate whatever handle this start holds.
     this.#id = null;
     this.#confirmedStopId = null;
-    const ledgerConfig = {
-      server_url: api.profile.serverUrl,
-      environment: api.profile.environment,
-      app_name: MODAL_APP_NAME,
-    };
-    // Journaled before the request: a crash before the reply leaves an entry `gc` can
-    // resolve by name (SandboxGetFromName).
-    const pendingKey = recordPending({
+    // What the ledger keeps of this sandbox, pending and once its id is known.
+    const journal = {
       provider: PROVIDER,
       name: this.#name,
       run: this.#run,
-      config: ledgerConfig,
-    });
-    this.#pendingKey = pendingKey;
+      config: {
+        server_url: api.profile.serverUrl,
+        environment: api.profile.environment,
+        app_name: MODAL_APP_NAME,
+      },
+    };
+    // Journaled before the request: a crash before the reply leaves an entry `gc` can
+    // resolve by name (SandboxGetFromName).
+    this.#pendingKey = recordPending(journal);
     let created: M.SandboxCreateResponse;
     try {
       created = await api.unary(
@@ -385,14 +385,7 @@ export class ModalRuntime implements Runtime {
     if (!sandboxId) throw new SandboxError("modal SandboxCreate returned no sandbox id");
     // Hold the handle before anything else can fail, so teardown can always terminate it.
     this.#handle = sandboxId;
-    recordSandbox({
-      provider: PROVIDER,
-      id: sandboxId,
-      created_at: new Date().toISOString(),
-      run: this.#run,
-      name: this.#name,
-      config: ledgerConfig,
-    });
+    recordSandbox({ ...journal, id: sandboxId, created_at: new Date().toISOString() });
     this.#forgetPending();
     this.#id = sandboxId;
     this.#stopped = false;

@@ -240,15 +240,17 @@ export class PrimeRuntime implements Runtime {
       this.#confirmedStopId = null;
       await acquireCreateSlot(PRIME_PROVIDER, { perMinute: this.#config.creates_per_min }, signal);
       const body = createRequestBody(this.#config, this.#name);
-      // Journaled before the request: a crash before the reply leaves an entry `gc` can
-      // resolve by name in Prime's sandbox listing.
-      const pendingKey = recordPending({
+      // What the ledger keeps of this sandbox, pending and once its id is known.
+      const journal = {
         provider: PRIME_PROVIDER,
         name: this.#name,
         run: this.#options.run ?? null,
         labels: body.labels as string[],
         config: { base_url: settings.baseUrl },
-      });
+      };
+      // Journaled before the request: a crash before the reply leaves an entry `gc` can
+      // resolve by name in Prime's sandbox listing.
+      const pendingKey = recordPending(journal);
       let rec: Awaited<ReturnType<PrimeClient["createSandbox"]>>;
       try {
         rec = await client.createSandbox(body);
@@ -262,15 +264,7 @@ export class PrimeRuntime implements Runtime {
       this.#imageCached = rec.pendingImageBuildId === null;
       this.#finishedJobs = [];
       client.setVm(rec.id, rec.vm ?? this.#config.vm);
-      recordSandbox({
-        provider: PRIME_PROVIDER,
-        id: rec.id,
-        created_at: new Date().toISOString(),
-        run: this.#options.run ?? null,
-        name: this.#name,
-        config: { base_url: settings.baseUrl },
-        labels: body.labels as string[],
-      });
+      recordSandbox({ ...journal, id: rec.id, created_at: new Date().toISOString() });
       removePending(PRIME_PROVIDER, pendingKey);
       if (rec.pendingImageBuildId) {
         this.#options.log?.(
