@@ -55,7 +55,12 @@ function lockKey(lock: PluginLock | undefined): string {
   return String(k);
 }
 
-/** "not found": `where` is a quoted path/URL, or a description of the candidate. */
+/** The `where` of {@link notFound} for a path or URL that holds no module. */
+function noModuleAt(pathOrUrl: string): string {
+  return `no module was found at ${JSON.stringify(pathOrUrl)}`;
+}
+
+/** "not found": `where` says what was looked for ({@link noModuleAt} for a path or URL). */
 function notFound(kind: PluginKind, id: string, where: string): PluginError {
   const ids = builtinIds(kind);
   const guess = closest(id, ids);
@@ -151,13 +156,13 @@ async function importExternal(
     let file = abs;
     if (existsSync(abs) && statSync(abs).isDirectory()) file = join(abs, "mod.ts");
     if (!existsSync(file)) {
-      throw notFound(kind, id, `no module was found at ${JSON.stringify(abs)}`);
+      throw notFound(kind, id, noModuleAt(abs));
     }
     target = pathToFileURL(file).href;
   } else if (sk === "file-url") {
     const path = new URL(id).pathname;
     if (!existsSync(decodeURIComponent(path))) {
-      throw notFound(kind, id, `no module was found at ${JSON.stringify(id)}`);
+      throw notFound(kind, id, noModuleAt(id));
     }
   } else if (sk === "bare") {
     if (isCompiled()) {
@@ -207,7 +212,7 @@ async function importExternal(
     return { target, builtin: false, exports };
   } catch (err) {
     if (sk === "http-url" && await urlIsMissing(id)) {
-      throw notFound(kind, id, `no module was found at ${JSON.stringify(id)}`);
+      throw notFound(kind, id, noModuleAt(id));
     }
     throw importFailed(kind, id, err);
   }
