@@ -56,6 +56,17 @@ function exportTarget(exp: unknown, key: string, conditions: readonly string[]):
 }
 
 /**
+ * What {@link packageEntry} and {@link entryProblem} look for: the export conditions this
+ * runtime matches, and the export keys for a subpath (none: `./plugin`, then `.`).
+ */
+function entryLookup(subpath: string): { conditions: string[]; keys: string[] } {
+  return {
+    conditions: [runtimeName(), "import", "module", "default", "node"],
+    keys: subpath ? [`.${subpath}`] : ["./plugin", "."],
+  };
+}
+
+/**
  * The entry file of an extracted package for an optional subpath (`""` or `/sub`):
  * with no subpath the `./plugin` export first, then `.`; then `module`, `main`, index
  * files. Null when there is none (or it would leave the package directory).
@@ -71,8 +82,7 @@ export function packageEntry(dir: string, subpath: string): string | null {
     }
     if (typeof meta !== "object" || meta === null || Array.isArray(meta)) return null;
   }
-  const conditions = [runtimeName(), "import", "module", "default", "node"];
-  const keys = subpath ? [`.${subpath}`] : ["./plugin", "."];
+  const { conditions, keys } = entryLookup(subpath);
   let rel: string | null = null;
   for (const key of keys) {
     rel = exportTarget(meta.exports, key, conditions);
@@ -124,8 +134,7 @@ export function entryProblem(dir: string, subpath: string): string | null {
   } catch (err) {
     return `its package.json is not valid JSON (${err instanceof Error ? err.message : err})`;
   }
-  const conditions = [runtimeName(), "import", "module", "default", "node"];
-  const keys = subpath ? [`.${subpath}`] : ["./plugin", "."];
+  const { conditions, keys } = entryLookup(subpath);
   for (const key of keys) {
     const rel = exportTarget(meta.exports, key, conditions);
     if (rel) return `its exports map ${key} to ${rel}, which is not in the package`;
