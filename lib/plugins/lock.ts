@@ -17,7 +17,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { PluginError } from "../errors.ts";
+import { errorMessage, PluginError } from "../errors.ts";
 import { writeAtomic } from "./fetch/cache.ts";
 import { integrityConflict, strongestHash } from "./fetch/integrity.ts";
 
@@ -86,7 +86,7 @@ export class PluginLock {
     } catch (err) {
       throw lockError(
         "plugin_lock_invalid",
-        `${path}: not valid JSON (${err instanceof Error ? err.message : String(err)})`,
+        `${path}: not valid JSON (${errorMessage(err)})`,
         `Fix or delete ${LOCK_FILE_NAME} and run with --lock to write it again`,
       );
     }

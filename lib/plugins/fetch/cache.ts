@@ -26,6 +26,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
+import { errorMessage } from "../../errors.ts";
 import { userCacheSubdir } from "../../runtime/cache_dir.ts";
 import { computeIntegrity, sha256Hex, sha512Hex } from "./integrity.ts";
 import { extractPackage } from "./tar.ts";
@@ -163,7 +164,7 @@ export function verifyPackageDir(dir: string): string | null {
   try {
     present = listTree(dir);
   } catch (err) {
-    return `it cannot be read (${err instanceof Error ? err.message : String(err)})`;
+    return `it cannot be read (${errorMessage(err)})`;
   }
   const expected = new Set(Object.keys(manifest.files));
   for (const rel of present) {

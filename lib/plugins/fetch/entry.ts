@@ -10,6 +10,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
+import { errorMessage } from "../../errors.ts";
 import { isCompiled } from "../../_runtime/is_compiled.ts";
 import { runtimeName } from "../../_runtime/runtime_name.ts";
 
@@ -132,7 +133,7 @@ export function entryProblem(dir: string, subpath: string): string | null {
     }
     meta = parsed;
   } catch (err) {
-    return `its package.json is not valid JSON (${err instanceof Error ? err.message : err})`;
+    return `its package.json is not valid JSON (${errorMessage(err)})`;
   }
   const { conditions, keys } = entryLookup(subpath);
   for (const key of keys) {

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import process from "node:process";
-import { PluginError } from "../../errors.ts";
+import { errorMessage, PluginError } from "../../errors.ts";
 import { getEnv } from "../../_runtime/env.ts";
 import type { LockEntry, PluginLock } from "../lock.ts";
 import {
@@ -325,7 +325,7 @@ async function fetchPackage(
   } catch (err) {
     throw new PluginError(
       "plugin_package_invalid",
-      `cannot unpack ${what(version)}: ${err instanceof Error ? err.message : String(err)}`,
+      `cannot unpack ${what(version)}: ${errorMessage(err)}`,
       { hint: "The tarball is not a gzipped tar archive as npm packs it" },
     );
   }
@@ -423,7 +423,7 @@ async function fetchUrl(url: string, options: FetchOptions): Promise<FetchedPlug
     const stale = corruptModule(root, index);
     throw new PluginError(
       "plugin_fetch_failed",
-      `cannot fetch ${url}: ${err instanceof Error ? err.message : String(err)}` +
+      `cannot fetch ${url}: ${errorMessage(err)}` +
         (stale ? `; the cached copy ${stale} no longer matches its hash` : ""),
       {
         hint: stale
