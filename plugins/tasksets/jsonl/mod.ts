@@ -134,11 +134,8 @@ function toTask(row: Row, position: number, cfg: JsonlConfig): TaskData {
 
 /** Reads the tasks of a `jsonl` taskset config (the file is read in one bounded pass). */
 export function loadJsonl(config: Record<string, unknown>): Promise<TaskData[]> {
-  try {
-    return Promise.resolve(readJsonlTasks(config));
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  // a throw inside the executor rejects the promise: callers never see a synchronous throw
+  return new Promise((done) => done(readJsonlTasks(config)));
 }
 
 function readJsonlTasks(config: Record<string, unknown>): TaskData[] {
