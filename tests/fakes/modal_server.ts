@@ -1,5 +1,5 @@
 /**
- * A loopback fake of Modal's gRPC services (reference §5.2), for tests: one h2c server on
+ * A loopback fake of Modal's gRPC services, for tests: one h2c server on
  * 127.0.0.1 hosts both the control plane (`modal.client.ModalClient`) and the task command
  * router (`modal.task_command_router.TaskCommandRouter`). It is reached exactly like the
  * real service: `MODAL_SERVER_URL`, `MODAL_TOKEN_ID`, `MODAL_TOKEN_SECRET` (see

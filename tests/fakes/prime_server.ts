@@ -1,5 +1,5 @@
 /**
- * A loopback fake of the Prime sandbox API (reference §5.1) for tests and benchmarks: the
+ * A loopback fake of the Prime sandbox API for tests and benchmarks: the
  * control plane (`/api/v1/sandbox...`) and the gateway (`/gw/<ns>/<job>/...`: exec,
  * upload, download, read-file, and the Connect command session for VMs) on one real HTTP
  * server at 127.0.0.1:<port>.
@@ -290,7 +290,7 @@ function isStringMap(v: unknown): boolean {
 const HOST_RE = /^(\*\.)?([A-Za-z0-9-]+\.)*[A-Za-z0-9-]+$/;
 const IPV4_CIDR_RE = /^(\d{1,3}\.){3}\d{1,3}(\/\d{1,2})?$/;
 
-/** Validates a create body as the API does (reference §2.3). */
+/** Validates a create body as the API does (`CreateSandboxRequest`, prime_sandboxes/models.py@66fb4b70). */
 export function validateCreate(b: Record<string, unknown>): Problem[] {
   const p: Problem[] = [];
   const bad = (field: string, msg: string, type = "value_error") =>
