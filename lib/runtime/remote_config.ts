@@ -16,10 +16,9 @@ export const MAX_REMOTE_TIMEOUT_S = 86_400;
 export const TIMEOUT_RANGE_MESSAGE = "timeout must be between 60 and 86400 seconds";
 
 /** The `timeout` key of a remote runtime: hard sandbox lifetime in seconds. */
-export const remoteTimeoutSchema = z.number().refine(
-  (t) => Number.isFinite(t) && t >= MIN_REMOTE_TIMEOUT_S && t <= MAX_REMOTE_TIMEOUT_S,
-  { message: TIMEOUT_RANGE_MESSAGE },
-).default(MAX_REMOTE_TIMEOUT_S).describe(
+export const remoteTimeoutSchema = z.number().refine(isValidRemoteTimeout, {
+  message: TIMEOUT_RANGE_MESSAGE,
+}).default(MAX_REMOTE_TIMEOUT_S).describe(
   "Hard sandbox lifetime in seconds (60..86400); harness timeouts are capped to it",
 );
 
