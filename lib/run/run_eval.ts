@@ -50,6 +50,7 @@ import {
 import { TracesWriter } from "./traces_file.ts";
 import { removeOrphanWorkdirs } from "../runtime/workdirs.ts";
 import { addClientSecrets, addHostSecrets, redact } from "../secrets.ts";
+import { getAllEnv } from "../_runtime/env.ts";
 import { MAX_PROMPT_FILE_BYTES, readTextFileBounded } from "../util/read_text.ts";
 
 /** Live counters of a run (see {@link RunEvalOptions.onStats}). */
@@ -156,9 +157,10 @@ const NEVER = new AbortController().signal;
 
 /** Registers the run's secrets (host credentials, the run's and the judges' clients). */
 function registerRunSecrets(config: LoadedConfig["config"]): void {
-  addHostSecrets();
-  addClientSecrets(config.client);
-  for (const judge of config.env.taskset.task.judges) addClientSecrets(judge);
+  const env = getAllEnv();
+  addHostSecrets(env);
+  addClientSecrets(config.client, env);
+  for (const judge of config.env.taskset.task.judges) addClientSecrets(judge, env);
 }
 
 /** `1 task`, `3 tasks`. */
