@@ -91,6 +91,9 @@ function readUpTo(fd: number, limit: number): Uint8Array {
   return buf.subarray(0, used);
 }
 
+/** A decoder that throws on malformed UTF-8 (and drops a leading byte-order mark). */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * Reads a UTF-8 text file of at most `maxBytes` bytes. Throws an {@link InputError}
  * (exit 2) naming the file when it cannot be read, is larger than the limit (only the limit
@@ -119,8 +122,12 @@ export function readTextFileBounded(path: string, options: ReadTextOptions): str
       { hint: options.hint ?? `give a regular file of at most ${formatBytes(options.maxBytes)}` },
     );
   }
-  const bad = firstInvalidUtf8(bytes);
-  if (bad >= 0) {
+  try {
+    // one pass for well-formed text; the byte-by-byte scan runs only to name a bad byte
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    const bad = firstInvalidUtf8(bytes);
+    if (bad < 0) return new TextDecoder("utf-8").decode(bytes);
     throw new InputError(
       "file_not_utf8",
       `${path}: ${options.what} is not UTF-8 text: invalid byte 0x${
@@ -129,7 +136,6 @@ export function readTextFileBounded(path: string, options: ReadTextOptions): str
       { hint: "save the file as UTF-8" },
     );
   }
-  return new TextDecoder("utf-8").decode(bytes);
 }
 
 function unreadable(path: string, options: ReadTextOptions, err: unknown): InputError {
