@@ -19,6 +19,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { userCacheSubdir } from "./cache_dir.ts";
+import { processAlive } from "./workdirs.ts";
 import { redact } from "../secrets.ts";
 
 /** One live (or not yet confirmed stopped) remote sandbox. */
@@ -132,12 +133,7 @@ export function removePending(provider: string, key: string): void {
 export function pendingOwnerAlive(entry: LedgerEntry): boolean {
   if (entry.state !== "pending" || entry.pid === undefined) return false;
   if (entry.host !== undefined && entry.host !== hostname()) return true; // cannot tell: keep
-  try {
-    process.kill(entry.pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
-  }
+  return processAlive(entry.pid);
 }
 
 /** Removes a sandbox's entry (after a confirmed stop). Missing entries are fine. */
