@@ -4,7 +4,7 @@
  * (`dry_run`, `resume`, `clean`, `lock`, `frozen`) and invocation-only options (`display`,
  * `fail_on_error`) are left out; settings only verifiers-ts has that define the run (the
  * selection `seed`, runtime and harness keys Python's models forbid) go to
- * `configs/verifiers-ts.json` ({@link sidecarFor}). API keys are never in either file —
+ * `configs/verifiers-ts.json` ({@link savedConfig}). API keys are never in either file —
  * only the name of the variable that holds one — nor header values or URL userinfo
  * (`***`), nor any other registered secret (lib/secrets.ts).
  *
@@ -54,7 +54,11 @@ function splitKeys(
   return { wire, extras };
 }
 
-function split(
+/**
+ * The config as saved: `dump` for `configs/eval.json` (Python loads it) and `side` for
+ * `configs/verifiers-ts.json` (the settings only verifiers-ts has), both without secrets.
+ */
+export function savedConfig(
   config: EvalConfig,
 ): { dump: Record<string, unknown>; side: Record<string, unknown> } {
   const dump = structuredClone(config) as Record<string, unknown>;
@@ -142,12 +146,7 @@ export function maskedSecretPaths(config: EvalConfig): string[] {
 
 /** The config as saved in `configs/eval.json` (a JSON-ready copy Python loads, no secrets). */
 export function configForDump(config: EvalConfig): Record<string, unknown> {
-  return split(config).dump;
-}
-
-/** The settings saved in `configs/verifiers-ts.json`: those only verifiers-ts has. */
-export function sidecarFor(config: EvalConfig): Record<string, unknown> {
-  return split(config).side;
+  return savedConfig(config).dump;
 }
 
 /** SHA-256 of the dumped config's sorted-key JSON (compares a resume against its run). */
@@ -179,7 +178,7 @@ export function writeFileAtomic(path: string, text: string): void {
 /** Writes `<runDir>/configs/eval.json` and its sidecar; returns the eval.json path. */
 export function writeEvalJson(runDir: string, config: EvalConfig): string {
   const path = join(runDir, "configs", "eval.json");
-  const { dump, side } = split(config);
+  const { dump, side } = savedConfig(config);
   writeFileAtomic(sidecarPath(runDir), JSON.stringify(side, null, 2) + "\n");
   writeFileAtomic(path, JSON.stringify(dump, null, 2) + "\n");
   return path;

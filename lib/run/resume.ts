@@ -36,7 +36,7 @@ import { InputError } from "../errors.ts";
 import { pythonJsonDumps, taskHash } from "../tasks/hash.ts";
 import type { TasksetView } from "../tasks/taskset_view.ts";
 import type { Episode } from "../trace/types.ts";
-import { configDigest, configForDump, maskedSecretPaths, sidecarFor } from "./config_dump.ts";
+import { configDigest, maskedSecretPaths, savedConfig } from "./config_dump.ts";
 import { absorbPythonKeys } from "../config/python_compat.ts";
 import { isPlainObject, type Json, mergeConfig } from "../config/merge.ts";
 import { readSidecarBeside } from "../config/sidecar.ts";
@@ -128,7 +128,8 @@ export function checkResumeConfig(runDir: string, config: EvalConfig): void {
   }
   const savedAll = side ? mergeConfig(saved as Json, side.data) as Record<string, unknown> : saved;
   const before = comparable(savedAll as Record<string, unknown>);
-  const nowAll = mergeConfig(configForDump(config) as Json, sidecarFor(config) as Json) as Json;
+  const saving = savedConfig(config);
+  const nowAll = mergeConfig(saving.dump as Json, saving.side as Json) as Json;
   absorbPythonKeys(nowAll, (p) => p);
   const now = comparable(nowAll as Record<string, unknown>);
   if (configDigest(before) === configDigest(now)) return refuseMaskedSecrets(runDir, config);
