@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { isRecord } from "../util/is_record.ts";
 
 /** A plain JSON object. */
 export type Json = Record<string, unknown>;
@@ -17,7 +18,7 @@ export const MAX_CONFIG_DEPTH = 64;
 
 /** True for a plain object (not an array, not null). */
 export function isPlainObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isRecord(v);
 }
 
 /** Sets an own, enumerable property, whatever its name (`__proto__` included). */

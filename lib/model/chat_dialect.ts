@@ -6,6 +6,7 @@
  * @module
  */
 import type { ContentPart, Message, ToolCall, ToolSpec, Usage } from "../trace/types.ts";
+import { isRecord } from "../util/is_record.ts";
 
 /** A tool call as the chat API sends it. */
 export interface ChatToolCall {
@@ -51,10 +52,6 @@ export const CHAT_SAMPLING_KEYS: readonly string[] = [
 
 /** The chat endpoint path as recorded in `ModelCall.endpoint`. */
 export const CHAT_ENDPOINT = "/chat/completions";
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function str(value: unknown): string | null {
   return typeof value === "string" ? value : null;

@@ -36,6 +36,7 @@ import { commitTurn } from "./graph.ts";
 import type { ProviderClient, ProviderResponse } from "./provider_client.ts";
 import { formatSseEvent, SseSplitter } from "./sse.ts";
 import { redact } from "../secrets.ts";
+import { isRecord } from "../util/is_record.ts";
 
 /** A log callback (the library never prints). */
 export type InterceptionLog = (level: "debug" | "info" | "warn", message: string) => void;
@@ -350,10 +351,6 @@ function safeWrite(res: http.ServerResponse, text: string): void {
   } catch {
     // the program went away; the exchange is still completed and recorded
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Starts the interception server on 127.0.0.1 (OS-chosen port). */

@@ -8,14 +8,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { pythonFloatRepr } from "../tasks/hash.ts";
+import { isRecord } from "../util/is_record.ts";
 
 const FLOAT_FIELDS: Record<string, readonly string[]> = {
   timeout: ["setup", "agent", "finalize", "scoring"],
   resources: ["cpu", "memory", "disk"],
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A marker no real string value carries (a per-process nonce behind a control character). */
 const MARK = `\u0001pyfloat-${randomBytes(6).toString("hex")}:`;
@@ -27,16 +25,16 @@ const MARKED = new RegExp(
 function floatHolders(value: unknown): Map<object, readonly string[]> {
   const holders = new Map<object, readonly string[]>();
   const addTask = (task: unknown) => {
-    if (!isObject(task) || !isObject(task.data)) return;
+    if (!isRecord(task) || !isRecord(task.data)) return;
     for (const [section, fields] of Object.entries(FLOAT_FIELDS)) {
       const holder = task.data[section];
-      if (isObject(holder)) holders.set(holder, fields);
+      if (isRecord(holder)) holders.set(holder, fields);
     }
   };
-  if (isObject(value)) {
+  if (isRecord(value)) {
     addTask(value.task);
     if (Array.isArray(value.traces)) {
-      for (const t of value.traces) if (isObject(t)) addTask(t.task);
+      for (const t of value.traces) if (isRecord(t)) addTask(t.task);
     }
   }
   return holders;
