@@ -142,13 +142,25 @@ export interface TraceErrorRecord {
   traceback: string | null;
 }
 
+/**
+ * A trace error record without a traceback, shaped as Python's `Error`
+ * (verifiers/v1/trace.py@a60a606).
+ */
+export function traceErrorRecord(
+  type: string,
+  message: string,
+  statusCode: number | null = null,
+): TraceErrorRecord {
+  return { type, message, status_code: statusCode, traceback: null };
+}
+
 /** Turns anything thrown inside a rollout into a trace error record of the given boundary. */
 export function toTraceError(
   err: unknown,
   boundary: RolloutErrorType = "RolloutError",
 ): TraceErrorRecord {
   if (err instanceof RolloutError) {
-    return { type: err.type, message: err.message, status_code: err.statusCode, traceback: null };
+    return traceErrorRecord(err.type, err.message, err.statusCode);
   }
   const message = err instanceof Error ? err.message : String(err);
   const traceback = err instanceof Error && err.stack ? err.stack : null;

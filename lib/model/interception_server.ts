@@ -15,7 +15,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHash, randomBytes } from "node:crypto";
-import { ProviderError, type TraceErrorRecord } from "../errors.ts";
+import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../errors.ts";
 import type { ModelCall, Trace } from "../trace/types.ts";
 import {
   applyChatOverrides,
@@ -150,17 +150,8 @@ interface InFlight {
   recorded: boolean;
 }
 
-/** A call's error record, shaped as Python's `Error` (verifiers/v1/trace.py@a60a606). */
-function callError(
-  type: string,
-  message: string,
-  statusCode: number | null = null,
-): TraceErrorRecord {
-  return { type, message, status_code: statusCode, traceback: null };
-}
-
 /** A call cut off because its rollout ended: Python records the cancellation's type. */
-const closedError = () => callError("CancelledError", "rollout session closed");
+const closedError = () => traceErrorRecord("CancelledError", "rollout session closed");
 
 function now(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
@@ -483,7 +474,7 @@ export async function startInterceptionServer(
       if (session.closed) return;
       session.providerError = err;
       log("warn", `model call of trace ${trace.id} failed: ${err.message}`);
-      session.finish(entry, callError("ProviderError", err.message, err.statusCode ?? null));
+      session.finish(entry, traceErrorRecord("ProviderError", err.message, err.statusCode ?? null));
     };
     const commit = (outcome: ChatOutcome) => {
       if (session.closed) return;
@@ -544,7 +535,7 @@ export async function startInterceptionServer(
         if (isContextLengthError(response.status, message)) {
           if (!session.closed) {
             session.stop("context_length");
-            session.finish(entry, callError("ProviderError", message, response.status));
+            session.finish(entry, traceErrorRecord("ProviderError", message, response.status));
           }
           sendError(
             res,
@@ -610,7 +601,7 @@ export async function startInterceptionServer(
     } finally {
       // Anything not recorded yet (an unexpected throw) still becomes a ModelCall.
       if (!entry.recorded && !session.closed) {
-        session.finish(entry, callError("InterceptionError", "model call did not complete"));
+        session.finish(entry, traceErrorRecord("InterceptionError", "model call did not complete"));
       }
     }
   };

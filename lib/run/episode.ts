@@ -9,7 +9,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { toTraceError, type TraceErrorRecord } from "../errors.ts";
+import { toTraceError, type TraceErrorRecord, traceErrorRecord } from "../errors.ts";
 import {
   retryDelayMs,
   type RetryPolicy,
@@ -35,17 +35,15 @@ export interface EpisodeSettings {
 }
 
 function envError(message: string): TraceErrorRecord {
-  return { type: "EnvError", message, status_code: null, traceback: null };
+  return traceErrorRecord("EnvError", message);
 }
 
 /** The episode deadline's error, worded as Python's `Env.run_episode` words it. */
 export function episodeTimeoutError(seconds: number): TraceErrorRecord {
-  return {
-    type: "TimeoutError",
-    message: `SingleAgentEnv.run() exceeded its ${seconds}s deadline (--env.timeout.episode)`,
-    status_code: null,
-    traceback: null,
-  };
+  return traceErrorRecord(
+    "TimeoutError",
+    `SingleAgentEnv.run() exceeded its ${seconds}s deadline (--env.timeout.episode)`,
+  );
 }
 
 function errorTypes(ep: Episode): Set<string> {
