@@ -220,13 +220,13 @@ export function assertPythonReadable(runDir: string): void {
 
 // ------------------------------------------------------------ the real Python models
 
-const DEFAULT_UPSTREAM = "/work/.mirror/PrimeIntellect-ai+verifiers/repo";
-
-/** The upstream checkout for the real-model checks: `$VF_PY_VERIFIERS_REPO`, else the mirror. */
+/**
+ * The upstream checkout for the real-model checks: `$VF_PY_VERIFIERS_REPO`, a clone (or bare
+ * clone) of PrimeIntellect-ai/verifiers holding commit a60a606; null when unset or missing.
+ */
 function upstreamRepo(): string | null {
   const fromEnv = process.env.VF_PY_VERIFIERS_REPO;
-  if (fromEnv) return fromEnv;
-  return existsSync(DEFAULT_UPSTREAM) ? DEFAULT_UPSTREAM : null;
+  return fromEnv && existsSync(fromEnv) ? fromEnv : null;
 }
 
 let pythonReason: string | null | undefined;
