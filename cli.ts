@@ -5,15 +5,21 @@
  *
  * @module
  */
-import { getArgs } from "./lib/_runtime/args.ts";
-import { exit } from "./lib/_runtime/exit.ts";
-import { formatError, InputError, VerifiersError } from "./lib/errors.ts";
-import { asOutputError } from "./lib/util/fs_errors.ts";
+import { getArgs } from "./kit/_runtime/args.ts";
+import { exit } from "./kit/_runtime/exit.ts";
+import { formatError, InputError, VerifiersError } from "./kit/errors.ts";
+import { asOutputError } from "./kit/util/fs_errors.ts";
 import { disableColor, err, flushOutput, out, paint, useColor } from "./lib/cli/output.ts";
-import { VERSION } from "./lib/version.ts";
+import { VERSION } from "./kit/version.ts";
 import { asksForHelp, commandHelp, GROUPS } from "./lib/cli/usage.ts";
 import { closest } from "./lib/config/suggest.ts";
-import { addHostSecrets } from "./lib/secrets.ts";
+import { addHostSecrets } from "./kit/secrets.ts";
+import { installBuiltins } from "./lib/plugins/builtin_catalog.ts";
+import { setSelfModule } from "./lib/plugins/self_modules.ts";
+import { BUILTIN_PLUGINS } from "./plugins/builtins.ts";
+
+installBuiltins(BUILTIN_PLUGINS);
+setSelfModule(() => import("./mod.ts"));
 
 /** ANSI colour sequences. */
 const ANSI_SGR = new RegExp("\u001b\\[[0-9;]*m", "g");
@@ -141,7 +147,7 @@ export async function main(argv: string[]): Promise<number> {
 
 if (import.meta.main) {
   let code: number;
-  addHostSecrets(); // printed output never shows a host credential (lib/secrets.ts)
+  addHostSecrets(); // printed output never shows a host credential (kit/secrets.ts)
   try {
     code = await main(getArgs());
   } catch (caught) {

@@ -20,6 +20,15 @@
  *
  * @module
  */
+import { installBuiltins } from "./lib/plugins/builtin_catalog.ts";
+import { setSelfModule } from "./lib/plugins/self_modules.ts";
+import { BUILTIN_PLUGINS } from "./plugins/builtins.ts";
+
+// The library resolves built-in plugin ids like `vf` does.
+installBuiltins(BUILTIN_PLUGINS);
+setSelfModule(() => import("./mod.ts"));
+
+export * from "./kit/mod.ts";
 export {
   defineHarness,
   defineJudge,
@@ -28,7 +37,7 @@ export {
   isPlugin,
   PLUGIN_ABI,
   PLUGIN_KINDS,
-} from "./lib/plugins/contract.ts";
+} from "./kit/contract.ts";
 export type {
   HarnessCapabilities,
   HarnessLaunchContext,
@@ -51,17 +60,17 @@ export type {
   StopHook,
   TaskHooks,
   TasksetPlugin,
-} from "./lib/plugins/contract.ts";
+} from "./kit/contract.ts";
 export type {
   ProgramResult,
   ReadOptions,
   RunOptions,
   Runtime,
   RuntimeInfo,
-} from "./lib/runtime/runtime.ts";
-export type { TaskData, TaskTimeout } from "./lib/tasks/task_data.ts";
-export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./lib/trace/types.ts";
-export { lastReply, numTurns, traceReward } from "./lib/trace/derived.ts";
+} from "./kit/runtime/runtime.ts";
+export type { TaskData, TaskTimeout } from "./kit/tasks/task_data.ts";
+export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./kit/trace/types.ts";
+export { lastReply, numTurns, traceReward } from "./kit/trace/derived.ts";
 export {
   ConfigError,
   HarnessError,
@@ -71,7 +80,7 @@ export {
   SandboxError,
   TaskError,
   VerifiersError,
-} from "./lib/errors.ts";
+} from "./kit/errors.ts";
 export { startEval } from "./lib/script/start_eval.ts";
 export type { EvalResult, EvalRun, StartEvalOptions } from "./lib/script/start_eval.ts";
 export type { RunSummary, UnconfirmedSandbox } from "./lib/run/summary.ts";
@@ -79,6 +88,6 @@ export { loadEvalConfig } from "./lib/config/load_config.ts";
 export type { LoadedConfig, LoadEvalConfigOptions } from "./lib/config/load_config.ts";
 export type { EvalConfig } from "./lib/config/eval_config.ts";
 export { loadPlugin } from "./lib/plugins/load.ts";
-export { VERSION } from "./lib/version.ts";
-export { parseJudgeChoice } from "./lib/scoring/judge_choice.ts";
-export { renderTemplate } from "./lib/scoring/template.ts";
+export { VERSION } from "./kit/version.ts";
+export { parseJudgeChoice } from "./kit/scoring/judge_choice.ts";
+export { renderTemplate } from "./kit/scoring/template.ts";

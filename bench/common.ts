@@ -7,8 +7,8 @@
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { join } from "node:path";
-import { execPath } from "../lib/_runtime/is_compiled.ts";
-import { runtimeName } from "../lib/_runtime/runtime_name.ts";
+import { execPath } from "../kit/_runtime/is_compiled.ts";
+import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 
 /** The bench folder. */
 export const BENCH = import.meta.dirname!;

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { getArgs } from "../lib/_runtime/args.ts";
+import { getArgs } from "../kit/_runtime/args.ts";
 import { resolvePrimeConfig } from "../plugins/runtimes/prime/config.ts";
 import { PrimeRuntime, sharedStatusPoller } from "../plugins/runtimes/prime/runtime.ts";
 import { CONTROL_KINDS, startPrimeFake } from "../tests/fakes/prime_server.ts";

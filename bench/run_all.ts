@@ -7,7 +7,7 @@
  */
 import { cpus, loadavg } from "node:os";
 import process from "node:process";
-import { runtimeName } from "../lib/_runtime/runtime_name.ts";
+import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { memory } from "./memory.ts";
 import { startup } from "./startup.ts";
 import { flag, throughput } from "./throughput.ts";

@@ -29,10 +29,11 @@ check() {
 t0=$SECONDS
 check fmt "$BIN/deno" fmt --check
 check lint "$BIN/deno" lint
-check types "$BIN/deno" check mod.ts cli.ts lib/ plugins/ tests/ bench/
+check types "$BIN/deno" check mod.ts cli.ts lib/ kit/ plugins/ tests/ bench/
 check seams bash scripts/check_runtime_seams.sh
+check layers "$BIN/deno" run -A scripts/check_layers.ts
 check publish bash scripts/publish_check.sh
-echo "checks  ok   fmt, lint, types, runtime seams, publish dry-run  $(elapsed $((SECONDS - t0)))"
+echo "checks  ok   fmt, lint, types, runtime seams, layers, publish dry-run  $(elapsed $((SECONDS - t0)))"
 
 t0=$SECONDS
 # each suite writes its own log, then its exit code and the seconds it took

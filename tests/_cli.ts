@@ -6,8 +6,8 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
-import { execPath } from "../lib/_runtime/is_compiled.ts";
-import { runtimeName } from "../lib/_runtime/runtime_name.ts";
+import { execPath } from "../kit/_runtime/is_compiled.ts";
+import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 
 /** Absolute path of cli.ts. */
 export const CLI = join(import.meta.dirname!, "..", "cli.ts");

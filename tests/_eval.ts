@@ -4,6 +4,7 @@
  *
  * @module
  */
+import "./_builtins.ts";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +12,7 @@ import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { resolveRunDir } from "../lib/run/naming.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import type { RunSummary } from "../lib/run/summary.ts";
-import type { Episode } from "../lib/trace/types.ts";
+import type { Episode } from "../kit/trace/types.ts";
 import { assertPythonReadable } from "./_python_v1.ts";
 
 /** What {@link evalInProcess} returns. */

@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { pythonJsonDumps } from "../lib/tasks/hash.ts";
+import { pythonJsonDumps } from "../kit/tasks/hash.ts";
 import { createHash } from "node:crypto";
 
 /** Where the generated schemas and golden files live. */

@@ -4,13 +4,14 @@
  *
  * @module
  */
+import "./_builtins.ts";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LoadedConfig, loadEvalConfig } from "../lib/config/load_config.ts";
 import { resolveRunDir } from "../lib/run/naming.ts";
 import { runEval, type RunEvalOptions, type RunResult } from "../lib/run/run_eval.ts";
-import type { Episode } from "../lib/trace/types.ts";
+import type { Episode } from "../kit/trace/types.ts";
 import { assertPythonReadable } from "./_python_v1.ts";
 
 /** The cheap in-process plugins (generator taskset, instant harness, memory runtime). */

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import process from "node:process";
-import type { ProgramResult, RunOptions, Runtime } from "../lib/runtime/runtime.ts";
+import type { ProgramResult, RunOptions, Runtime } from "../kit/runtime/runtime.ts";
 
 /** A runtime whose workdir is `dir` (never removed). */
 export function tempRuntime(dir: string): Runtime {

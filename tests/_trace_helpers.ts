@@ -3,10 +3,10 @@
  *
  * @module
  */
-import type { HookContext } from "../lib/plugins/contract.ts";
-import type { Runtime } from "../lib/runtime/runtime.ts";
-import type { TaskData } from "../lib/tasks/task_data.ts";
-import type { Message, Trace } from "../lib/trace/types.ts";
+import type { HookContext } from "../kit/contract.ts";
+import type { Runtime } from "../kit/runtime/runtime.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
+import type { Message, Trace } from "../kit/trace/types.ts";
 
 const span = () => ({ start: 0, end: 0 });
 

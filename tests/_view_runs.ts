@@ -9,7 +9,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Episode, Trace } from "../lib/trace/types.ts";
+import type { Episode, Trace } from "../kit/trace/types.ts";
 import { traceWithMessages } from "./_trace_helpers.ts";
 
 /** Options of one synthetic episode. */

@@ -1,13 +1,14 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AGENT_OUTPUT_TAIL_CHARS, agentOutput } from "../lib/rollout/agent_output.ts";
-import { addHostSecrets, clearSecretsForTests } from "../lib/secrets.ts";
+import { addHostSecrets, clearSecretsForTests } from "../kit/secrets.ts";
 import { runCli } from "./_cli.ts";
 import { FAST, tmp } from "./_run.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
-import type { Episode } from "../lib/trace/types.ts";
+import type { Episode } from "../kit/trace/types.ts";
 
 describe("agentOutput()", () => {
   it("keeps the last characters of each stream, marks the cut, masks secrets before cutting", () => {

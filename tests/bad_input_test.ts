@@ -4,12 +4,13 @@
  * no stack trace, no unbounded read (devices like /dev/zero included), and nothing written
  * outside the output directory.
  */
+import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
-import { ConfigError } from "../lib/errors.ts";
+import { ConfigError } from "../kit/errors.ts";
 import { runCli } from "./_cli.ts";
 import { tmp } from "./_run.ts";
 

@@ -1,9 +1,10 @@
+import "./_builtins.ts";
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { InputError } from "../lib/errors.ts";
+import { InputError } from "../kit/errors.ts";
 import { isV1Config, primeEvalArgv, translateV1Args } from "../lib/bridge/prime_eval.ts";
 import { runCli } from "./_cli.ts";
 

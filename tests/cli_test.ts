@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./_cli.ts";
-import { VERSION } from "../lib/version.ts";
+import { VERSION } from "../kit/version.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 

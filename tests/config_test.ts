@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -5,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { mergeConfig } from "../lib/config/merge.ts";
-import { ConfigError, PluginError } from "../lib/errors.ts";
+import { ConfigError, PluginError } from "../kit/errors.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 

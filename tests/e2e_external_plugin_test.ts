@@ -5,6 +5,7 @@
  * config narrowing and a complete `vf eval` — under `deno run`, under Bun and with the
  * `bun build --compile` binary. Then the failure modes on every host, and offline reuse.
  */
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";

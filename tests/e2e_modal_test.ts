@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { closeModalConnections } from "../plugins/runtimes/modal/mod.ts";
-import { listSandboxes } from "../lib/runtime/ledger.ts";
+import { listSandboxes } from "../kit/runtime/ledger.ts";
 import { evalInProcess } from "./_eval.ts";
 import { cliArgv } from "./_cli.ts";
 import { setupModalEnv } from "./fakes/modal_env.ts";

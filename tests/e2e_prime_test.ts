@@ -8,7 +8,7 @@ import process from "node:process";
 import { evalInProcess } from "./_eval.ts";
 import { cliArgv, runCli } from "./_cli.ts";
 import { type PrimeFake, startPrimeFake } from "./fakes/prime_server.ts";
-import { listSandboxes } from "../lib/runtime/ledger.ts";
+import { listSandboxes } from "../kit/runtime/ledger.ts";
 
 let fake: PrimeFake;
 let restoreEnv: () => void = () => {};

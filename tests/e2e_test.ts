@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { evalInProcess } from "./_eval.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
-import { numTurns } from "../lib/trace/derived.ts";
+import { numTurns } from "../kit/trace/derived.ts";
 import { runCli } from "./_cli.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");

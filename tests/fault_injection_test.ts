@@ -14,7 +14,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { run } from "./_run.ts";
 import { type Fault, FAULTS, promptOf, startFaultServer } from "./fakes/fault_server.ts";
-import type { Episode } from "../lib/trace/types.ts";
+import type { Episode } from "../kit/trace/types.ts";
 
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
 const KEY = "sk-fault-KEY-6c1f0e9a7b3d";

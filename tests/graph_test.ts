@@ -1,8 +1,9 @@
+import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { addMessages, canonicalJson, commitTurn, messageHash } from "../lib/model/graph.ts";
-import { branches, lastReply, numTurns } from "../lib/trace/derived.ts";
-import type { Message, MessageNode } from "../lib/trace/types.ts";
+import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
+import type { Message, MessageNode } from "../kit/trace/types.ts";
 
 const sys: Message = { role: "system", content: "be brief" };
 const user: Message = { role: "user", content: "hi" };

@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bashHarness from "../plugins/harnesses/bash/mod.ts";
 import nullHarness from "../plugins/harnesses/null/mod.ts";
-import { runChatLoop } from "../lib/harness/chat_loop.ts";
-import type { HarnessPlugin } from "../lib/plugins/contract.ts";
+import { runChatLoop } from "../kit/harness/chat_loop.ts";
+import type { HarnessPlugin } from "../kit/contract.ts";
 import { tempRuntime } from "./_temp_runtime.ts";
-import type { Message } from "../lib/trace/types.ts";
+import type { Message } from "../kit/trace/types.ts";
 
 const SECRET = "sk-rollout-test-secret";
 const BASH_SENTENCE =

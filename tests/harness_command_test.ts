@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import commandHarness from "../plugins/harnesses/command/mod.ts";
 import { tempRuntime } from "./_temp_runtime.ts";
-import type { Message } from "../lib/trace/types.ts";
+import type { Message } from "../kit/trace/types.ts";
 
 const SECRET = "sk-command-test-secret";
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;

@@ -1,13 +1,14 @@
+import "./_builtins.ts";
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { InputError } from "../lib/errors.ts";
+import { InputError } from "../kit/errors.ts";
 import { initParams } from "../lib/cli/init_command.ts";
 import { BUNDLE_BANNER } from "../lib/cli/init_templates.ts";
-import { PLUGIN_KINDS } from "../lib/plugins/contract.ts";
-import { runtimeName } from "../lib/_runtime/runtime_name.ts";
+import { PLUGIN_KINDS } from "../kit/contract.ts";
+import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { runCli } from "./_cli.ts";
 import {
   installPluginDeps,

@@ -1,9 +1,10 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
-import { ProviderError } from "../lib/errors.ts";
+import { ProviderError } from "../kit/errors.ts";
 import {
   type InterceptionServer,
   type SessionOptions,
@@ -13,7 +14,7 @@ import {
 import { createProviderClient, type ProviderClient } from "../lib/model/provider_client.ts";
 import { ChatStreamAccumulator, parseChatUsage } from "../lib/model/chat_dialect.ts";
 import { SseSplitter } from "../lib/model/sse.ts";
-import { branches, lastReply, numTurns } from "../lib/trace/derived.ts";
+import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
 import {
   type FakeOpenAI,
   type FakeReply,

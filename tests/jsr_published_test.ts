@@ -149,7 +149,7 @@ describe("published to JSR, run with deno run jsr:", () => {
     }
     assert.ok(paths.some((p) => p.startsWith("/plugins/runtimes/local/")), "built-in plugins");
     assert.deepEqual(
-      paths.filter((p) => !/^\/(lib|plugins)\/.*\.ts$|^\/docs\/[^/]+\.md$/.test(p)).sort(),
+      paths.filter((p) => !/^\/(lib|kit|plugins)\/.*\.ts$|^\/docs\/[^/]+\.md$/.test(p)).sort(),
       ["/LICENSE", "/README.md", "/cli.ts", "/deno.json", "/mod.ts"],
       "nothing outside the include list (no tests, benchmarks or fixtures)",
     );

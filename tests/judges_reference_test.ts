@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -18,16 +19,16 @@ import {
 import { hookContext } from "./_trace_helpers.ts";
 import reference, { referenceJudgeConfig } from "../plugins/judges/reference/mod.ts";
 import rubric, { rubricJudgeConfig } from "../plugins/judges/rubric/mod.ts";
-import { judgeVerdict, parseJudgeChoice } from "../lib/scoring/judge_choice.ts";
-import { fence, renderTemplate } from "../lib/scoring/template.ts";
-import { finalReply, transcript } from "../lib/scoring/transcript.ts";
+import { judgeVerdict, parseJudgeChoice } from "../kit/scoring/judge_choice.ts";
+import { fence, renderTemplate } from "../kit/scoring/template.ts";
+import { finalReply, transcript } from "../kit/scoring/transcript.ts";
 import { configureJudge } from "../lib/rollout/judge_context.ts";
 import { judgeRewardKey, scoreTrace } from "../lib/rollout/scoring.ts";
 import { createProviderClient } from "../lib/model/provider_client.ts";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
-import { ConfigError, InputError, TaskError } from "../lib/errors.ts";
+import { ConfigError, InputError, TaskError } from "../kit/errors.ts";
 import { loadPlugin } from "../lib/plugins/load.ts";
-import type { TaskData } from "../lib/tasks/task_data.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
 
 const RUBRIC = join(import.meta.dirname!, "fixtures", "judges", "rubric.toml");
 

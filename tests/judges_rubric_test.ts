@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -24,9 +25,9 @@ import rubric, {
   VERDICTS_RESPONSE_FORMAT,
 } from "../plugins/judges/rubric/mod.ts";
 import reference from "../plugins/judges/reference/mod.ts";
-import { InputError, TaskError } from "../lib/errors.ts";
+import { InputError, TaskError } from "../kit/errors.ts";
 import { type NamedReward, scoreTrace } from "../lib/rollout/scoring.ts";
-import type { TaskData } from "../lib/tasks/task_data.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
 
 const RUBRIC = join(import.meta.dirname!, "fixtures", "judges", "rubric.toml");
 const RUBRIC_TOML = readFileSync(RUBRIC, "utf8");

@@ -13,26 +13,26 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { execPath } from "../lib/_runtime/is_compiled.ts";
-import { runtimeName } from "../lib/_runtime/runtime_name.ts";
-import { SandboxError } from "../lib/errors.ts";
-import { userCacheDir } from "../lib/runtime/cache_dir.ts";
+import { execPath } from "../kit/_runtime/is_compiled.ts";
+import { runtimeName } from "../kit/_runtime/runtime_name.ts";
+import { SandboxError } from "../kit/errors.ts";
+import { userCacheDir } from "../kit/runtime/cache_dir.ts";
 import {
   acquireCreateSlot,
   createIntervalMs,
   MAX_CREATE_WAIT_MS,
   reserveCreateSlot,
-} from "../lib/runtime/create_limiter.ts";
-import { ledgerDir, listSandboxes, recordSandbox, removeSandbox } from "../lib/runtime/ledger.ts";
+} from "../kit/runtime/create_limiter.ts";
+import { ledgerDir, listSandboxes, recordSandbox, removeSandbox } from "../kit/runtime/ledger.ts";
 import {
   coresToMilliCpu,
   gbToMib,
   idleSecondsToMinutes,
   secondsToMinutesCeil,
   truncSeconds,
-} from "../lib/runtime/remote_config.ts";
+} from "../kit/runtime/remote_config.ts";
 
-const LIB = join(import.meta.dirname!, "..", "lib", "runtime");
+const LIB = join(import.meta.dirname!, "..", "kit", "runtime");
 
 let root = "";
 const saved: Record<string, string | undefined> = {};

@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
@@ -7,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadPlugin, pickPlugin } from "../lib/plugins/load.ts";
 import { normalizeId } from "../lib/plugins/specifier.ts";
-import { PluginError } from "../lib/errors.ts";
+import { PluginError } from "../kit/errors.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 

@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
@@ -7,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
-import { PluginError } from "../lib/errors.ts";
+import { PluginError } from "../kit/errors.ts";
 import { LOCK_FILE_NAME, lockPathFor, openPluginLock, PluginLock } from "../lib/plugins/lock.ts";
 import { loadPlugin } from "../lib/plugins/load.ts";
 import { configForDump } from "../lib/run/config_dump.ts";

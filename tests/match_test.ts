@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { TaskError } from "../lib/errors.ts";
-import type { JudgeContext } from "../lib/plugins/contract.ts";
+import { TaskError } from "../kit/errors.ts";
+import type { JudgeContext } from "../kit/contract.ts";
 import {
   answerNumber,
   extractBoxed,
@@ -10,11 +10,11 @@ import {
   lastLine,
   lastNumber,
   parseNumber,
-} from "../lib/scoring/extract.ts";
-import { extractAnswer, matchAnswer, matchOne, normalizeText } from "../lib/scoring/match.ts";
-import { SequenceMatcher, sequenceRatio } from "../lib/scoring/sequence_matcher.ts";
-import { seededRandom } from "../lib/tasks/taskset_view.ts";
-import type { TaskData } from "../lib/tasks/task_data.ts";
+} from "../kit/scoring/extract.ts";
+import { extractAnswer, matchAnswer, matchOne, normalizeText } from "../kit/scoring/match.ts";
+import { SequenceMatcher, sequenceRatio } from "../kit/scoring/sequence_matcher.ts";
+import { seededRandom } from "../kit/tasks/taskset_view.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
 import matchJudge, { matchJudgeConfig } from "../plugins/judges/match/mod.ts";
 import { traceWithMessages, traceWithReply } from "./_trace_helpers.ts";
 import { runPython } from "./_python.ts";

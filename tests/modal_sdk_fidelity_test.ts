@@ -26,7 +26,7 @@ import {
   sharedModalApi,
 } from "../plugins/runtimes/modal/mod.ts";
 import { resolveModalProfile } from "../plugins/runtimes/modal/profile.ts";
-import { SandboxError } from "../lib/errors.ts";
+import { SandboxError } from "../kit/errors.ts";
 import * as M from "../plugins/runtimes/modal/messages.ts";
 import { Code, startModalFake } from "./fakes/modal_server.ts";
 import type { ModalFake, RecordedCall } from "./fakes/modal_server.ts";

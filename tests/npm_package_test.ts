@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -6,7 +7,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { runProcess } from "./_cli.ts";
 import { satisfies } from "../lib/plugins/fetch/semver.ts";
-import { VERSION } from "../lib/version.ts";
+import { VERSION } from "../kit/version.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));

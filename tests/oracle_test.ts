@@ -2,6 +2,7 @@
  * The oracle model server: reference solutions answered over real loopback HTTP, as JSON
  * and as SSE, read by raw fetch, by the official `openai` client and by the bash harness.
  */
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -14,7 +15,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { type OracleServer, startOracleServer } from "../lib/model/oracle.ts";
 import bashHarness from "../plugins/harnesses/bash/mod.ts";
-import type { Runtime } from "../lib/runtime/runtime.ts";
+import type { Runtime } from "../kit/runtime/runtime.ts";
 
 let oracle: OracleServer;
 before(async () => {

@@ -5,6 +5,7 @@
  * broken packages — against the loopback npm registry (fast cases; the same cases run
  * against Verdaccio on every host in registry_verdaccio_test.ts).
  */
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -18,7 +19,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PluginError } from "../lib/errors.ts";
+import { PluginError } from "../kit/errors.ts";
 import {
   findInstalledPackage,
   installPackage,

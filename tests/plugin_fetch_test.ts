@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
@@ -15,7 +16,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { gunzipSync } from "node:zlib";
 import { loadPlugin } from "../lib/plugins/load.ts";
-import { PluginError } from "../lib/errors.ts";
+import { PluginError } from "../kit/errors.ts";
 import { maxSatisfying, parseRange, parseVersion, satisfies } from "../lib/plugins/fetch/semver.ts";
 import {
   checkIntegrity,

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { type PrimeFake, type PrimeFakeOptions, startPrimeFake } from "./fakes/prime_server.ts";
-import { SandboxError } from "../lib/errors.ts";
+import { SandboxError } from "../kit/errors.ts";
 import { parseExpiry, PrimeClient } from "../plugins/runtimes/prime/client.ts";
 import { resolvePrimeConfig } from "../plugins/runtimes/prime/config.ts";
 import {

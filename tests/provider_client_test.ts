@@ -1,8 +1,9 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ProviderError } from "../lib/errors.ts";
+import { ProviderError } from "../kit/errors.ts";
 import {
   createProviderClient,
   DEFAULT_STALL_TIMEOUT_S,

@@ -4,15 +4,16 @@
  * real models where python3 + pydantic + an upstream checkout are present), and a run
  * Python's own writer produced is one `vf` runs and resumes.
  */
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
-import { ConfigError } from "../lib/errors.ts";
-import { taskHash } from "../lib/tasks/hash.ts";
-import type { Episode } from "../lib/trace/types.ts";
+import { ConfigError } from "../kit/errors.ts";
+import { taskHash } from "../kit/tasks/hash.ts";
+import type { Episode } from "../kit/trace/types.ts";
 import { evalInProcess } from "./_eval.ts";
 import {
   copyRunDir,
@@ -32,7 +33,7 @@ import { prepare, run, tmp, traceLines } from "./_run.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import { wireTaskData } from "../lib/rollout/new_trace.ts";
-import { episodeJson } from "../lib/trace/wire_json.ts";
+import { episodeJson } from "../kit/trace/wire_json.ts";
 import { runCli } from "./_cli.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { ledgerDir, listSandboxes } from "../lib/runtime/ledger.ts";
+import { ledgerDir, listSandboxes } from "../kit/runtime/ledger.ts";
 import {
   closeModalConnections,
   ModalRuntime,

@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -6,7 +7,7 @@ import { join } from "node:path";
 import { evalInProcess } from "./_eval.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { initialMessages, retryDelayMs } from "../lib/rollout/rollout.ts";
-import { TaskError } from "../lib/errors.ts";
+import { TaskError } from "../kit/errors.ts";
 
 type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
 

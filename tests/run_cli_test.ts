@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";

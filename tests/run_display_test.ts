@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

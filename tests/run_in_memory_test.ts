@@ -1,8 +1,9 @@
+import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { readdirSync, rmSync } from "node:fs";
 import { describe, it } from "node:test";
 import { runEval } from "../lib/run/run_eval.ts";
-import type { Episode } from "../lib/trace/types.ts";
+import type { Episode } from "../kit/trace/types.ts";
 import { fastArgs, prepare, tmp } from "./_run.ts";
 
 describe("in-memory runs (runDir null)", () => {

@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -7,7 +8,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import { cliArgv, type CliResult, runCli } from "./_cli.ts";
 import { FAST, tmp, traceLines, waitFor } from "./_run.ts";
-import { missingKeyWarning } from "../lib/cli/eval_command.ts";
+import { missingKeyWarning } from "../lib/config/key_warning.ts";
 import type { EvalConfig } from "../lib/config/eval_config.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 

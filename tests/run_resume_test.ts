@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import {
@@ -12,10 +13,10 @@ import {
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { InputError } from "../lib/errors.ts";
+import { InputError } from "../kit/errors.ts";
 import { runEval } from "../lib/run/run_eval.ts";
-import { taskHash } from "../lib/tasks/hash.ts";
-import { traceReward } from "../lib/trace/derived.ts";
+import { taskHash } from "../kit/tasks/hash.ts";
+import { traceReward } from "../kit/trace/derived.ts";
 import { cliArgv, runCli } from "./_cli.ts";
 import {
   episodesOf,

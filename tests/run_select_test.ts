@@ -1,10 +1,11 @@
+import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { InputError } from "../lib/errors.ts";
+import { InputError } from "../kit/errors.ts";
 import { countSelected, selectTasks } from "../lib/run/select.ts";
-import { TasksetView } from "../lib/tasks/taskset_view.ts";
+import { TasksetView } from "../kit/tasks/taskset_view.ts";
 import { episodesOf, fastArgs, prepare, run, tmp } from "./_run.ts";
 import { generated, genTaskset } from "./fixtures/run/fast_plugins.ts";
 import { runEval } from "../lib/run/run_eval.ts";

@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { closeSync, openSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";

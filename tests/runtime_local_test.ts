@@ -6,13 +6,13 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import local, { isHiddenHostVariable } from "../plugins/runtimes/local/mod.ts";
-import { ConfigError, SandboxError } from "../lib/errors.ts";
-import type { Runtime } from "../lib/runtime/runtime.ts";
-import { TIMEOUT_EXIT_CODE } from "../lib/runtime/runtime.ts";
-import { spawnProgram } from "../lib/_runtime/spawn.ts";
-import { getAllEnv } from "../lib/_runtime/env.ts";
-import { execPath } from "../lib/_runtime/is_compiled.ts";
-import { runtimeName } from "../lib/_runtime/runtime_name.ts";
+import { ConfigError, SandboxError } from "../kit/errors.ts";
+import type { Runtime } from "../kit/runtime/runtime.ts";
+import { TIMEOUT_EXIT_CODE } from "../kit/runtime/runtime.ts";
+import { spawnProgram } from "../kit/_runtime/spawn.ts";
+import { getAllEnv } from "../kit/_runtime/env.ts";
+import { execPath } from "../kit/_runtime/is_compiled.ts";
+import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { runtimeConformance } from "./conformance/runtime_conformance.ts";
 
 runtimeConformance("local runtime", () => local.create({}, { name: "conformance" }));
@@ -288,7 +288,7 @@ describe("spawnProgram", () => {
   it("leaves no timer or listener keeping the process alive", async () => {
     const dir = await scratchDir();
     const script = join(dir, "script.ts");
-    const spawnUrl = new URL("../lib/_runtime/spawn.ts", import.meta.url);
+    const spawnUrl = new URL("../kit/_runtime/spawn.ts", import.meta.url);
     await writeFile(
       script,
       `import { spawnProgram } from ${JSON.stringify(spawnUrl.href)};

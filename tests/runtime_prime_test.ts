@@ -6,9 +6,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { runtimeConformance } from "./conformance/runtime_conformance.ts";
 import { type PrimeFake, type PrimeFakeOptions, startPrimeFake } from "./fakes/prime_server.ts";
-import { ConfigError, SandboxError } from "../lib/errors.ts";
-import { listSandboxes } from "../lib/runtime/ledger.ts";
-import { capHarnessTimeout } from "../lib/runtime/runtime.ts";
+import { ConfigError, SandboxError } from "../kit/errors.ts";
+import { listSandboxes } from "../kit/runtime/ledger.ts";
+import { capHarnessTimeout } from "../kit/runtime/runtime.ts";
 import { PrimeClient } from "../plugins/runtimes/prime/client.ts";
 import {
   decodeStartResponse,

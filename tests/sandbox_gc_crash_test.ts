@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { listSandboxes } from "../lib/runtime/ledger.ts";
+import { listSandboxes } from "../kit/runtime/ledger.ts";
 import { closeModalConnections } from "../plugins/runtimes/modal/mod.ts";
 import { cliArgv, runCli } from "./_cli.ts";
 import { setupModalEnv } from "./fakes/modal_env.ts";

@@ -1,3 +1,4 @@
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -7,7 +8,7 @@ import process from "node:process";
 import { runCli } from "./_cli.ts";
 import { type PrimeFake, startPrimeFake } from "./fakes/prime_server.ts";
 import { parseSandboxExecArgs } from "../lib/cli/sandboxes_command.ts";
-import { listSandboxes, recordSandbox } from "../lib/runtime/ledger.ts";
+import { listSandboxes, recordSandbox } from "../kit/runtime/ledger.ts";
 import { PrimeClient } from "../plugins/runtimes/prime/client.ts";
 
 let fake: PrimeFake;

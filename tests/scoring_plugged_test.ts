@@ -1,13 +1,14 @@
+import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { applyPlugs, loadPluggedFn, parseFnSpecifier } from "../lib/rollout/plugged.ts";
 import { scoreTrace } from "../lib/rollout/scoring.ts";
-import { InputError, PluginError } from "../lib/errors.ts";
-import { parseJudgeChoice } from "../lib/scoring/judge_choice.ts";
-import type { MetricHook, RewardHook, StopHook } from "../lib/plugins/contract.ts";
-import type { TaskData } from "../lib/tasks/task_data.ts";
+import { InputError, PluginError } from "../kit/errors.ts";
+import { parseJudgeChoice } from "../kit/scoring/judge_choice.ts";
+import type { MetricHook, RewardHook, StopHook } from "../kit/contract.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
 import { hookContext, traceWithReply } from "./_trace_helpers.ts";
 
 const FNS = join(import.meta.dirname!, "fixtures", "judges", "scoring_fns.ts");

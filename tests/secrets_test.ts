@@ -23,8 +23,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./_cli.ts";
 import { run } from "./_run.ts";
-import { InputError } from "../lib/errors.ts";
-import { ledgerDir, recordSandbox } from "../lib/runtime/ledger.ts";
+import { InputError } from "../kit/errors.ts";
+import { ledgerDir, recordSandbox } from "../kit/runtime/ledger.ts";
 import process from "node:process";
 import { type FaultServer, promptOf, startFaultServer } from "./fakes/fault_server.ts";
 import type { Fault } from "./fakes/fault_server.ts";
@@ -34,7 +34,7 @@ import {
   isCredentialName,
   maskUrl,
   redact,
-} from "../lib/secrets.ts";
+} from "../kit/secrets.ts";
 
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
 

@@ -7,8 +7,8 @@ import {
   pythonFloatRepr,
   pythonJsonDumps,
   taskHash,
-} from "../lib/tasks/hash.ts";
-import { seededRandom } from "../lib/tasks/taskset_view.ts";
+} from "../kit/tasks/hash.ts";
+import { seededRandom } from "../kit/tasks/taskset_view.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runPython } from "./_python.ts";

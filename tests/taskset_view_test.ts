@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InputError, PluginError } from "../lib/errors.ts";
-import { defineTaskset, type TasksetPlugin } from "../lib/plugins/contract.ts";
-import { taskHash } from "../lib/tasks/hash.ts";
-import type { TaskData } from "../lib/tasks/task_data.ts";
-import { seededRandom, seededShuffle, TasksetView } from "../lib/tasks/taskset_view.ts";
+import { InputError, PluginError } from "../kit/errors.ts";
+import { defineTaskset, type TasksetPlugin } from "../kit/contract.ts";
+import { taskHash } from "../kit/tasks/hash.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
+import { seededRandom, seededShuffle, TasksetView } from "../kit/tasks/taskset_view.ts";
 import { z } from "zod";
 
 /** An infinite taskset that counts how many tasks its generator built and how often it loaded. */

@@ -5,6 +5,7 @@
  * embedded in lib/view/assets.gen.ts are what lib/view/client/ builds to, and load
  * nothing from outside.
  */
+import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";

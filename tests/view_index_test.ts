@@ -3,6 +3,7 @@
  * partial lines, a live run growing, a resume replacing the file), episodes read back by
  * offset, runs in Python's record shape, and the per-run view (tasks, pass@k, errors).
  */
+import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -19,7 +20,7 @@ import { join } from "node:path";
 import { histogram, meanCi, passAtK } from "../lib/view/stats.ts";
 import { RunIndex } from "../lib/view/run_index.ts";
 import { episodeItems, runView } from "../lib/view/run_view.ts";
-import { InputError } from "../lib/errors.ts";
+import { InputError } from "../kit/errors.ts";
 import { fakeEpisode, mixedEpisodes, pythonEpisode, writeRunDir } from "./_view_runs.ts";
 
 const close = (a: number | null, b: number, eps = 1e-3) =>

@@ -18,7 +18,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { InputError } from "../errors.ts";
+import { InputError } from "../../kit/errors.ts";
 
 /** Host options dropped together with their value. */
 const DROPPED_WITH_VALUE: Record<string, string> = {

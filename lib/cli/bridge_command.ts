@@ -6,7 +6,7 @@
  * @module
  */
 import process from "node:process";
-import { InputError } from "../errors.ts";
+import { InputError } from "../../kit/errors.ts";
 import { primeEvalArgv } from "../bridge/prime_eval.ts";
 import { evalCommand } from "./eval_command.ts";
 

@@ -6,10 +6,10 @@
  * @module
  */
 import process from "node:process";
-import { exit as exitProcess } from "../_runtime/exit.ts";
-import { getEnv } from "../_runtime/env.ts";
-import { stderrIsTerminal, writeStderr } from "../_runtime/tty.ts";
-import { redact } from "../secrets.ts";
+import { exit as exitProcess } from "../../kit/_runtime/exit.ts";
+import { getEnv } from "../../kit/_runtime/env.ts";
+import { stderrIsTerminal, writeStderr } from "../../kit/_runtime/tty.ts";
+import { redact } from "../../kit/secrets.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
 import { createDisplay, isCiValue, type LiveDisplay, resolveDisplayMode } from "../run/display.ts";
 import { runEval, type RunEvalOptions, type RunResult } from "../run/run_eval.ts";

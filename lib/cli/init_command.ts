@@ -8,8 +8,8 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
-import { InputError } from "../errors.ts";
-import { PLUGIN_KINDS, type PluginKind } from "../plugins/contract.ts";
+import { InputError } from "../../kit/errors.ts";
+import { PLUGIN_KINDS, type PluginKind } from "../../kit/contract.ts";
 import { normalizeId } from "../plugins/specifier.ts";
 import { initFiles, type InitParams } from "./init_templates.ts";
 import { err, out } from "./output.ts";

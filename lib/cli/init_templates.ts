@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { PluginKind } from "../plugins/contract.ts";
-import { VERSION } from "../version.ts";
+import type { PluginKind } from "../../kit/contract.ts";
+import { VERSION } from "../../kit/version.ts";
 
 /** What the templates are filled with. */
 export interface InitParams {

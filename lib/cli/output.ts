@@ -5,9 +5,9 @@
  * @module
  */
 import process from "node:process";
-import { getEnv } from "../_runtime/env.ts";
-import { stderrIsTerminal } from "../_runtime/tty.ts";
-import { redact } from "../secrets.ts";
+import { getEnv } from "../../kit/_runtime/env.ts";
+import { stderrIsTerminal } from "../../kit/_runtime/tty.ts";
+import { redact } from "../../kit/secrets.ts";
 
 let colorOff = false;
 

@@ -3,9 +3,9 @@
  *
  * @module
  */
-import { InputError } from "../errors.ts";
+import { InputError } from "../../kit/errors.ts";
 import { describeFields, renderFields } from "../config/help.ts";
-import { PLUGIN_KINDS, type PluginKind } from "../plugins/contract.ts";
+import { PLUGIN_KINDS, type PluginKind } from "../../kit/contract.ts";
 import process from "node:process";
 import { importPluginModule, loadBuiltins, pickPlugin } from "../plugins/load.ts";
 import { lockPathFor, openPluginLock } from "../plugins/lock.ts";

@@ -16,12 +16,12 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { runtimeName } from "../_runtime/runtime_name.ts";
-import { renameImportsUnder, runDenoChild } from "../_runtime/run_script.ts";
+import { runtimeName } from "../../kit/_runtime/runtime_name.ts";
+import { renameImportsUnder, runDenoChild } from "../../kit/_runtime/run_script.ts";
 import { importModule } from "../plugins/import_module.ts";
 import { provideSelfModules, SELF_NAME, TEST_MODULE } from "../plugins/self_modules.ts";
-import { errorMessage, InputError, VerifiersError } from "../errors.ts";
-import { VERSION } from "../version.ts";
+import { errorMessage, InputError, VerifiersError } from "../../kit/errors.ts";
+import { VERSION } from "../../kit/version.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { err, out } from "./output.ts";
 
@@ -53,6 +53,7 @@ async function runOnDeno(script: string, args: string[]): Promise<number> {
   // Published: the same version, and the npm packages at the versions it was built with.
   const imports: Record<string, string> = { ...denoConfig.imports };
   imports[SELF_NAME] = `jsr:${SELF_NAME}@${VERSION}`;
+  imports[`${SELF_NAME}/kit`] = `jsr:${SELF_NAME}@${VERSION}/kit`;
   const dir = mkdtempSync(join(tmpdir(), "vf-run-"));
   try {
     const map = join(dir, "import_map.json");

@@ -10,9 +10,9 @@ import { randomBytes } from "node:crypto";
 import process from "node:process";
 import { setOwn } from "../config/merge.ts";
 import { fieldInfo } from "../config/schema_walk.ts";
-import { InputError } from "../errors.ts";
-import { concatBytes } from "../util/bytes.ts";
-import type { RuntimePlugin } from "../plugins/contract.ts";
+import { InputError } from "../../kit/errors.ts";
+import { concatBytes } from "../../kit/util/bytes.ts";
+import type { RuntimePlugin } from "../../kit/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
 import {
   ledgerDir,
@@ -21,10 +21,10 @@ import {
   pendingOwnerAlive,
   removePending,
   removeSandbox,
-} from "../runtime/ledger.ts";
-import { removeOrphanWorkdirs } from "../runtime/workdirs.ts";
-import type { Runtime } from "../runtime/runtime.ts";
-import { writeStderr, writeStdout } from "../_runtime/tty.ts";
+} from "../../kit/runtime/ledger.ts";
+import { removeOrphanWorkdirs } from "../../kit/runtime/workdirs.ts";
+import type { Runtime } from "../../kit/runtime/runtime.ts";
+import { writeStderr, writeStdout } from "../../kit/_runtime/tty.ts";
 import { err, out, paint } from "./output.ts";
 
 const SANDBOXES_USAGE = "vf sandboxes list [--json] | vf sandboxes gc";

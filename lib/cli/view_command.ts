@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { InputError } from "../errors.ts";
+import { InputError } from "../../kit/errors.ts";
 import { onStopSignals } from "../run/signals.ts";
 import { writeReport } from "../view/report.ts";
 import { RunIndex } from "../view/run_index.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ConfigSchema } from "../plugins/contract.ts";
+import type { ConfigSchema } from "../../kit/contract.ts";
 
 const seconds = () => z.number().positive().nullable().default(null);
 const optInt = (what: string) => z.number().int().min(1).nullable().default(null).describe(what);

@@ -5,8 +5,8 @@
  * @module
  */
 import { parse as parseToml, TomlError } from "smol-toml";
-import { InputError } from "../errors.ts";
-import { MAX_CONFIG_FILE_BYTES, readTextFileBounded } from "../util/read_text.ts";
+import { InputError } from "../../kit/errors.ts";
+import { MAX_CONFIG_FILE_BYTES, readTextFileBounded } from "../../kit/util/read_text.ts";
 import { MAX_CONFIG_DEPTH, nestingDepthExceeds } from "./merge.ts";
 
 /** A config file read, or the problem that kept it from being read. */

@@ -10,14 +10,14 @@ import type { z } from "zod";
 import process from "node:process";
 import { statSync } from "node:fs";
 import { dirname, resolve as resolvePath } from "node:path";
-import { ConfigError, PluginError } from "../errors.ts";
-import { getEnv } from "../_runtime/env.ts";
+import { ConfigError, PluginError } from "../../kit/errors.ts";
+import { getEnv } from "../../kit/_runtime/env.ts";
 import type {
   HarnessPlugin,
   JudgePlugin,
   RuntimePlugin,
   TasksetPlugin,
-} from "../plugins/contract.ts";
+} from "../../kit/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
 import { lockPathFor, openPluginLock, type PluginLock } from "../plugins/lock.ts";
 import { loadPluggedFn } from "../rollout/plugged.ts";
@@ -27,7 +27,7 @@ import { buildEvalConfigSchema, type EvalConfig, ROOT_ALIASES } from "./eval_con
 import { readConfigFile } from "./files.ts";
 import { absorbPythonKeys } from "./python_compat.ts";
 import { readSidecarBeside } from "./sidecar.ts";
-import { SUBPROCESS, wireRuntimeType } from "../runtime/wire.ts";
+import { SUBPROCESS, wireRuntimeType } from "../../kit/runtime/wire.ts";
 import {
   getPath,
   isPlainObject,

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { isRecord } from "../util/is_record.ts";
+import { isRecord } from "../../kit/util/is_record.ts";
 
 /** A plain JSON object. */
 export type Json = Record<string, unknown>;

@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { pythonJsonDumps } from "../tasks/hash.ts";
-import { SUBPROCESS_ALIASES, wireRuntimeType } from "../runtime/wire.ts";
+import { pythonJsonDumps } from "../../kit/tasks/hash.ts";
+import { SUBPROCESS_ALIASES, wireRuntimeType } from "../../kit/runtime/wire.ts";
 import { isPlainObject, type Json } from "./merge.ts";
 
 /** What {@link absorbPythonKeys} found. */

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { ContentPart, Message, ToolCall, ToolSpec, Usage } from "../trace/types.ts";
-import { isRecord } from "../util/is_record.ts";
+import type { ContentPart, Message, ToolCall, ToolSpec, Usage } from "../../kit/trace/types.ts";
+import { isRecord } from "../../kit/util/is_record.ts";
 
 /** A tool call as the chat API sends it. */
 export interface ChatToolCall {

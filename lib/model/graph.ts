@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Message, MessageNode } from "../trace/types.ts";
+import type { Message, MessageNode } from "../../kit/trace/types.ts";
 
 /** JSON with object keys sorted and no whitespace (a stable text for hashing). */
 export function canonicalJson(value: unknown): string {

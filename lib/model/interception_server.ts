@@ -15,8 +15,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHash, randomBytes } from "node:crypto";
-import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../errors.ts";
-import type { ModelCall, Trace } from "../trace/types.ts";
+import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
+import type { ModelCall, Trace } from "../../kit/trace/types.ts";
 import {
   applyChatOverrides,
   CHAT_ENDPOINT,
@@ -35,8 +35,8 @@ import type { ChatOutcome, ChatRequestBody } from "./chat_dialect.ts";
 import { commitTurn } from "./graph.ts";
 import type { ProviderClient, ProviderResponse } from "./provider_client.ts";
 import { formatSseEvent, SseSplitter } from "./sse.ts";
-import { redact } from "../secrets.ts";
-import { isRecord } from "../util/is_record.ts";
+import { redact } from "../../kit/secrets.ts";
+import { isRecord } from "../../kit/util/is_record.ts";
 
 /** A log callback (the library never prints). */
 export type InterceptionLog = (level: "debug" | "info" | "warn", message: string) => void;

@@ -12,7 +12,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Solution } from "../plugins/contract.ts";
+import type { Solution } from "../../kit/contract.ts";
 
 /** A running oracle server. */
 export interface OracleServer {

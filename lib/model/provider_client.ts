@@ -13,10 +13,10 @@
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
-import { ProviderError } from "../errors.ts";
-import { getEnv } from "../_runtime/env.ts";
-import { concatBytes } from "../util/bytes.ts";
-import { addSecret, MASK, maskUrl, redact as redactSecrets } from "../secrets.ts";
+import { ProviderError } from "../../kit/errors.ts";
+import { getEnv } from "../../kit/_runtime/env.ts";
+import { concatBytes } from "../../kit/util/bytes.ts";
+import { addSecret, MASK, maskUrl, redact as redactSecrets } from "../../kit/secrets.ts";
 
 /** Options of {@link createProviderClient}. */
 export interface ProviderClientOptions {

@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { isCompiled } from "../_runtime/is_compiled.ts";
-import { runtimeName } from "../_runtime/runtime_name.ts";
+import { isCompiled } from "../../kit/_runtime/is_compiled.ts";
+import { runtimeName } from "../../kit/_runtime/runtime_name.ts";
 import { provideSelfModules } from "./self_modules.ts";
 
 /** Imports the module at an absolute specifier and returns its exports. */

@@ -11,12 +11,18 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { closest } from "../config/suggest.ts";
-import { errorMessage, PluginError } from "../errors.ts";
-import { isCompiled } from "../_runtime/is_compiled.ts";
-import { runtimeName } from "../_runtime/runtime_name.ts";
-import { builtinIds, BUILTINS } from "./builtins.ts";
+import { errorMessage, PluginError } from "../../kit/errors.ts";
+import { isCompiled } from "../../kit/_runtime/is_compiled.ts";
+import { runtimeName } from "../../kit/_runtime/runtime_name.ts";
+import { builtinCatalog, builtinIds } from "./builtin_catalog.ts";
 import { importModule } from "./import_module.ts";
-import { isPlugin, type Plugin, PLUGIN_KINDS, type PluginKind, type PluginOf } from "./contract.ts";
+import {
+  isPlugin,
+  type Plugin,
+  PLUGIN_KINDS,
+  type PluginKind,
+  type PluginOf,
+} from "../../kit/contract.ts";
 import { barePackageName, mayBeBuiltin, normalizeId, specifierKind } from "./specifier.ts";
 import type { PluginLock } from "./lock.ts";
 import { entryProblem, missingDependency } from "./fetch/entry.ts";
@@ -284,7 +290,7 @@ export function importPluginModule(
   if (!p) {
     p = (async () => {
       if (mayBeBuiltin(id)) {
-        const importer = BUILTINS[kind][normalizeId(id)];
+        const importer = builtinCatalog().modules[kind][normalizeId(id)];
         if (importer) {
           return {
             target: `builtin:${kind}/${normalizeId(id)}`,

@@ -17,7 +17,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { errorMessage, PluginError } from "../errors.ts";
+import { errorMessage, PluginError } from "../../kit/errors.ts";
 import { writeAtomic } from "./fetch/cache.ts";
 import { integrityConflict, strongestHash } from "./fetch/integrity.ts";
 

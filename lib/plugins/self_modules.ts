@@ -1,13 +1,13 @@
 /**
  * This vf's own modules, offered to the code it loads under Bun: a script run by `vf
  * run`, or a plugin loaded from source by the single-file binary (where no
- * `node_modules` exists), imports `@verifiers/verifiers-ts` and `zod` and gets the
+ * `node_modules` exists), imports `@verifiers/verifiers-ts` (or its `/kit`) and `zod` and gets the
  * copies running here — one library, whatever is installed beside the script.
  *
  * @module
  */
 import denoConfig from "../../deno.json" with { type: "json" };
-import { installVirtualModules } from "../_runtime/run_script.ts";
+import { installVirtualModules } from "../../kit/_runtime/run_script.ts";
 
 /** The package's own name (deno.json). */
 export const SELF_NAME: string = denoConfig.name;
@@ -15,18 +15,32 @@ export const SELF_NAME: string = denoConfig.name;
 /** The specifier a script's `node:test` imports are renamed to (see script/mini_test.ts). */
 export const TEST_MODULE = "vf-run:node-test";
 
+/** The kit's public module, served as `@verifiers/verifiers-ts/kit`. */
+export const KIT_NAME = `${denoConfig.name}/kit`;
+
 let provided: Promise<void> | null = null;
+let loadLibrary: () => Promise<Record<string, unknown>> = () => import("../../kit/mod.ts");
+
+/**
+ * Names the module served as `@verifiers/verifiers-ts` (the composition root, `mod.ts`,
+ * hands itself in; until then the kit stands in for it).
+ */
+export function setSelfModule(load: () => Promise<Record<string, unknown>>): void {
+  loadLibrary = load;
+}
 
 /** Serves `@verifiers/verifiers-ts`, `zod` and the test module as virtual modules (once). */
 export function provideSelfModules(): Promise<void> {
   provided ??= (async () => {
-    const [self, zod, tests] = await Promise.all([
-      import("../../mod.ts"),
+    const [self, kit, zod, tests] = await Promise.all([
+      loadLibrary(),
+      import("../../kit/mod.ts"),
       import("zod"),
       import("../script/mini_test.ts"),
     ]);
     installVirtualModules({
-      [SELF_NAME]: self as unknown as Record<string, unknown>,
+      [SELF_NAME]: self,
+      [KIT_NAME]: kit as unknown as Record<string, unknown>,
       zod: zod as unknown as Record<string, unknown>,
       [TEST_MODULE]: tests as unknown as Record<string, unknown>,
     });

@@ -3,12 +3,12 @@
  * `trace.info.agent_output = {exit_code, stdout, stderr}` (`info` is the trace's free-form
  * record in Python `verifiers`, `verifiers/v1/trace.py@a60a606`). Each stream keeps its last
  * {@link AGENT_OUTPUT_TAIL_CHARS} characters (`…` marks a cut), secrets masked before the cut:
- * the rollout's own interception key, and every secret registered in `lib/secrets.ts` (the
+ * the rollout's own interception key, and every secret registered in `kit/secrets.ts` (the
  * host's credentials, the client's key and headers).
  *
  * @module
  */
-import { MASK, redact } from "../secrets.ts";
+import { MASK, redact } from "../../kit/secrets.ts";
 
 /** Characters kept from the end of each stream. */
 export const AGENT_OUTPUT_TAIL_CHARS = 2000;

@@ -8,7 +8,13 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import process from "node:process";
-import { errorMessage, InputError, ProviderError, TaskError, VerifiersError } from "../errors.ts";
+import {
+  errorMessage,
+  InputError,
+  ProviderError,
+  TaskError,
+  VerifiersError,
+} from "../../kit/errors.ts";
 import type { ClientConfigValue } from "./rollout.ts";
 import type { JudgeEntry } from "../config/eval_config.ts";
 import { parseChatUsage } from "../model/chat_dialect.ts";
@@ -19,8 +25,8 @@ import type {
   JudgeCompletion,
   JudgeContext,
   JudgePlugin,
-} from "../plugins/contract.ts";
-import type { Message } from "../trace/types.ts";
+} from "../../kit/contract.ts";
+import type { Message } from "../../kit/trace/types.ts";
 import { type ConfiguredJudge, judgeRewardKey } from "./scoring.ts";
 
 /** Run-level fallbacks for judge entries. */

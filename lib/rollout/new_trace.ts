@@ -5,11 +5,11 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import type { TaskData } from "../tasks/task_data.ts";
-import type { Trace, TraceTask } from "../trace/types.ts";
-import { canonicalTaskData, PyFloat, taskHash } from "../tasks/hash.ts";
-import { wireRuntimeType } from "../runtime/wire.ts";
-import { VERSION } from "../version.ts";
+import type { TaskData } from "../../kit/tasks/task_data.ts";
+import type { Trace, TraceTask } from "../../kit/trace/types.ts";
+import { canonicalTaskData, PyFloat, taskHash } from "../../kit/tasks/hash.ts";
+import { wireRuntimeType } from "../../kit/runtime/wire.ts";
+import { VERSION } from "../../kit/version.ts";
 
 /**
  * What traces record as the producing build. `version` is what Python's own source tree

@@ -15,9 +15,9 @@
  * @module
  */
 import process from "node:process";
-import { InputError, PluginError, TaskError } from "../errors.ts";
-import { BUILTINS } from "../plugins/builtins.ts";
-import { type HookContext, PLUGIN_KINDS } from "../plugins/contract.ts";
+import { InputError, PluginError, TaskError } from "../../kit/errors.ts";
+import { type HookContext, PLUGIN_KINDS } from "../../kit/contract.ts";
+import { builtinCatalog } from "../plugins/builtin_catalog.ts";
 import { importPluginModule } from "../plugins/load.ts";
 import type { PluginLock } from "../plugins/lock.ts";
 import { mayBeBuiltin, normalizeId } from "../plugins/specifier.ts";
@@ -77,7 +77,7 @@ export function parseFnSpecifier(p: string): FnSpecifier {
 function loaderKind(module: string) {
   if (!mayBeBuiltin(module)) return PLUGIN_KINDS[0];
   const id = normalizeId(module);
-  return PLUGIN_KINDS.find((k) => !(id in BUILTINS[k])) ?? PLUGIN_KINDS[0];
+  return PLUGIN_KINDS.find((k) => !(id in builtinCatalog().modules[k])) ?? PLUGIN_KINDS[0];
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   SandboxError,
   TaskError,
   toTraceError,
-} from "../errors.ts";
+} from "../../kit/errors.ts";
 import type { InterceptionServer } from "../model/interception_server.ts";
 import type { ProviderClient } from "../model/provider_client.ts";
 import type { OracleServer } from "../model/oracle.ts";
@@ -24,16 +24,16 @@ import type {
   Solution,
   StopHook,
   TasksetPlugin,
-} from "../plugins/contract.ts";
-import { capHarnessTimeout, type Runtime } from "../runtime/runtime.ts";
-import { promptText, type TaskData } from "../tasks/task_data.ts";
-import type { Message, Trace, TraceTask } from "../trace/types.ts";
+} from "../../kit/contract.ts";
+import { capHarnessTimeout, type Runtime } from "../../kit/runtime/runtime.ts";
+import { promptText, type TaskData } from "../../kit/tasks/task_data.ts";
+import type { Message, Trace, TraceTask } from "../../kit/trace/types.ts";
 import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { newTrace } from "./new_trace.ts";
 import { agentOutput } from "./agent_output.ts";
 import { scoreTrace, type ScoringPlan } from "./scoring.ts";
-import { sleepUnlessAborted } from "../util/sleep.ts";
-import { harnessEnv, withCommandEnv } from "../runtime/agent_env.ts";
+import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
+import { harnessEnv, withCommandEnv } from "../../kit/runtime/agent_env.ts";
 
 /** The run's client config (no secrets: the key's variable name only). */
 export interface ClientConfigValue {

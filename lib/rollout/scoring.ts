@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { TaskError, toTraceError } from "../errors.ts";
+import { TaskError, toTraceError } from "../../kit/errors.ts";
 import type { JudgeEntry } from "../config/eval_config.ts";
 import type {
   HookContext,
@@ -22,9 +22,9 @@ import type {
   MetricHook,
   RewardHook,
   ScoreValue,
-} from "../plugins/contract.ts";
+} from "../../kit/contract.ts";
 import { specifierKind } from "../plugins/specifier.ts";
-import type { Trace } from "../trace/types.ts";
+import type { Trace } from "../../kit/trace/types.ts";
 
 /** A reward hook under its key, with config overrides applied. */
 export interface NamedReward extends RewardHook {

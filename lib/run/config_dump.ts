@@ -6,7 +6,7 @@
  * selection `seed`, runtime and harness keys Python's models forbid) go to
  * `configs/verifiers-ts.json` ({@link savedConfig}). API keys are never in either file —
  * only the name of the variable that holds one — nor header values or URL userinfo
- * (`***`), nor any other registered secret (lib/secrets.ts).
+ * (`***`), nor any other registered secret (kit/secrets.ts).
  *
  * @module
  */
@@ -16,10 +16,10 @@ import { createHash } from "node:crypto";
 import process from "node:process";
 import { type EvalConfig, LAUNCH_ONLY_KEYS } from "../config/eval_config.ts";
 import { sidecarPath } from "../config/sidecar.ts";
-import { splitRuntimeConfig } from "../runtime/wire.ts";
-import { pythonJsonDumps } from "../tasks/hash.ts";
-import { asOutputError } from "../util/fs_errors.ts";
-import { isMaskedUrl, MASK, maskUrl, redact } from "../secrets.ts";
+import { splitRuntimeConfig } from "../../kit/runtime/wire.ts";
+import { pythonJsonDumps } from "../../kit/tasks/hash.ts";
+import { asOutputError } from "../../kit/util/fs_errors.ts";
+import { isMaskedUrl, MASK, maskUrl, redact } from "../../kit/secrets.ts";
 
 /** Options of one invocation: never saved (a resume may change them). */
 export const INVOCATION_ONLY_KEYS = ["display", "fail_on_error"] as const;

@@ -9,16 +9,16 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { toTraceError, type TraceErrorRecord, traceErrorRecord } from "../errors.ts";
+import { toTraceError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
 import {
   retryDelayMs,
   type RetryPolicy,
   type RolloutPlan,
   runRollout,
 } from "../rollout/rollout.ts";
-import type { TaskData } from "../tasks/task_data.ts";
-import type { Episode, Trace, TraceTask } from "../trace/types.ts";
-import { sleepUnlessAborted } from "../util/sleep.ts";
+import type { TaskData } from "../../kit/tasks/task_data.ts";
+import type { Episode, Trace, TraceTask } from "../../kit/trace/types.ts";
+import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
 
 /** What every episode of a run shares. */
 export interface EpisodeSettings {

@@ -5,14 +5,14 @@
  *
  * @module
  */
-import { splitRuntimeConfig } from "../runtime/wire.ts";
+import { splitRuntimeConfig } from "../../kit/runtime/wire.ts";
 import type { EvalConfig, JudgeEntry } from "../config/eval_config.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
-import { InputError } from "../errors.ts";
+import { InputError } from "../../kit/errors.ts";
 import type { InterceptionServer } from "../model/interception_server.ts";
 import type { OracleServer } from "../model/oracle.ts";
 import type { ProviderClient } from "../model/provider_client.ts";
-import type { MetricHook, RewardHook, StopHook } from "../plugins/contract.ts";
+import type { MetricHook, RewardHook, StopHook } from "../../kit/contract.ts";
 import { configureJudge } from "../rollout/judge_context.ts";
 import { applyPlugs } from "../rollout/plugged.ts";
 import type { RolloutPlan } from "../rollout/rollout.ts";

@@ -32,10 +32,10 @@ import {
 import { join } from "node:path";
 import process from "node:process";
 import type { EvalConfig } from "../config/eval_config.ts";
-import { InputError } from "../errors.ts";
-import { pythonJsonDumps, taskHash } from "../tasks/hash.ts";
-import type { TasksetView } from "../tasks/taskset_view.ts";
-import type { Episode } from "../trace/types.ts";
+import { InputError } from "../../kit/errors.ts";
+import { pythonJsonDumps, taskHash } from "../../kit/tasks/hash.ts";
+import type { TasksetView } from "../../kit/tasks/taskset_view.ts";
+import type { Episode } from "../../kit/trace/types.ts";
 import { configDigest, maskedSecretPaths, savedConfig } from "./config_dump.ts";
 import { absorbPythonKeys } from "../config/python_compat.ts";
 import { isPlainObject, type Json, mergeConfig } from "../config/merge.ts";

@@ -17,8 +17,8 @@ import {
   writeSync,
 } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { InputError } from "../errors.ts";
-import { redact } from "../secrets.ts";
+import { InputError } from "../../kit/errors.ts";
+import { redact } from "../../kit/secrets.ts";
 
 /** True when `child` is strictly inside `parent`. */
 export function isStrictlyInside(child: string, parent: string): boolean {

@@ -23,15 +23,15 @@
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { LoadedConfig } from "../config/load_config.ts";
-import { InputError } from "../errors.ts";
+import { InputError } from "../../kit/errors.ts";
 import { startInterceptionServer } from "../model/interception_server.ts";
 import { startOracleServer } from "../model/oracle.ts";
 import { createProviderClient, stallMs } from "../model/provider_client.ts";
 import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
-import { taskHash } from "../tasks/hash.ts";
-import { TasksetView } from "../tasks/taskset_view.ts";
-import type { TaskData } from "../tasks/task_data.ts";
-import type { Episode, TraceTask } from "../trace/types.ts";
+import { taskHash } from "../../kit/tasks/hash.ts";
+import { TasksetView } from "../../kit/tasks/taskset_view.ts";
+import type { TaskData } from "../../kit/tasks/task_data.ts";
+import type { Episode, TraceTask } from "../../kit/trace/types.ts";
 import { writeEvalJson, writeFileAtomic } from "./config_dump.ts";
 import type { LiveDisplay, ProgressSnapshot } from "./display.ts";
 import { type EpisodeSettings, runEpisode } from "./episode.ts";
@@ -48,10 +48,10 @@ import {
   type UnconfirmedSandbox,
 } from "./summary.ts";
 import { TracesWriter } from "./traces_file.ts";
-import { removeOrphanWorkdirs } from "../runtime/workdirs.ts";
-import { addClientSecrets, addHostSecrets, redact } from "../secrets.ts";
-import { getAllEnv } from "../_runtime/env.ts";
-import { MAX_PROMPT_FILE_BYTES, readTextFileBounded } from "../util/read_text.ts";
+import { removeOrphanWorkdirs } from "../../kit/runtime/workdirs.ts";
+import { addClientSecrets, addHostSecrets, redact } from "../../kit/secrets.ts";
+import { getAllEnv } from "../../kit/_runtime/env.ts";
+import { MAX_PROMPT_FILE_BYTES, readTextFileBounded } from "../../kit/util/read_text.ts";
 
 /** Live counters of a run (see {@link RunEvalOptions.onStats}). */
 export interface RunStats {

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { RuntimeCreateOptions, RuntimePlugin } from "../plugins/contract.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { RuntimeCreateOptions, RuntimePlugin } from "../../kit/contract.ts";
+import type { Runtime } from "../../kit/runtime/runtime.ts";
 import type { UnconfirmedSandbox } from "./summary.ts";
 
 /** Tracks the runtimes made through a wrapped runtime plugin. */

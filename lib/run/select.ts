@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { InputError } from "../errors.ts";
-import type { TasksetView } from "../tasks/taskset_view.ts";
+import { InputError } from "../../kit/errors.ts";
+import type { TasksetView } from "../../kit/tasks/taskset_view.ts";
 
 /** The selection settings of a run (a subset of the eval config). */
 export interface SelectionOptions {

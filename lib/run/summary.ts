@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { numTurns, traceReward } from "../trace/derived.ts";
-import type { Episode, Span, Trace } from "../trace/types.ts";
+import { numTurns, traceReward } from "../../kit/trace/derived.ts";
+import type { Episode, Span, Trace } from "../../kit/trace/types.ts";
 
 class Mean {
   sum = 0;

@@ -16,10 +16,10 @@ import {
   readSync,
   writeSync,
 } from "node:fs";
-import { concatBytes } from "../util/bytes.ts";
-import { episodeJson } from "../trace/wire_json.ts";
-import { asOutputError } from "../util/fs_errors.ts";
-import { redact } from "../secrets.ts";
+import { concatBytes } from "../../kit/util/bytes.ts";
+import { episodeJson } from "../../kit/trace/wire_json.ts";
+import { asOutputError } from "../../kit/util/fs_errors.ts";
+import { redact } from "../../kit/secrets.ts";
 
 const encoder = new TextEncoder();
 

@@ -17,14 +17,14 @@
 import process from "node:process";
 import { type LoadedConfig, loadEvalConfig } from "../config/load_config.ts";
 import type { EvalConfig } from "../config/eval_config.ts";
-import { InputError } from "../errors.ts";
-import { writeStderr } from "../_runtime/tty.ts";
-import { missingKeyWarning } from "../cli/eval_command.ts";
+import { InputError } from "../../kit/errors.ts";
+import { writeStderr } from "../../kit/_runtime/tty.ts";
+import { missingKeyWarning } from "../config/key_warning.ts";
 import { writeEvalJson } from "../run/config_dump.ts";
 import { resolveRunDir } from "../run/naming.ts";
 import { runEval } from "../run/run_eval.ts";
 import type { RunSummary } from "../run/summary.ts";
-import type { Episode } from "../trace/types.ts";
+import type { Episode } from "../../kit/trace/types.ts";
 
 /** Options of {@link startEval}. */
 export interface StartEvalOptions {

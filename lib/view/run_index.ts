@@ -18,7 +18,7 @@ import {
   statSync,
 } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { InputError } from "../errors.ts";
+import { InputError } from "../../kit/errors.ts";
 import { type EpisodeRow, episodeRow } from "./episode_row.ts";
 
 const CHUNK = 1 << 20;

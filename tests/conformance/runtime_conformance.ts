@@ -8,9 +8,9 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { SandboxError } from "../../lib/errors.ts";
-import type { Runtime } from "../../lib/runtime/runtime.ts";
-import { TIMEOUT_EXIT_CODE } from "../../lib/runtime/runtime.ts";
+import { SandboxError } from "../../kit/errors.ts";
+import type { Runtime } from "../../kit/runtime/runtime.ts";
+import { TIMEOUT_EXIT_CODE } from "../../kit/runtime/runtime.ts";
 
 /**
  * Prints `gone` once the process whose pid is in file `$1` no longer exists (a zombie

@@ -10,7 +10,7 @@
 import http2 from "node:http2";
 import type { Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { AddressInfo } from "node:net";
-import { concatBytes } from "../../lib/util/bytes.ts";
+import { concatBytes } from "../../kit/util/bytes.ts";
 
 /** An error a handler throws to end the call with a gRPC status. */
 export class GrpcStatusError extends Error {

@@ -26,8 +26,8 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { errorMessage } from "../../errors.ts";
-import { userCacheSubdir } from "../../runtime/cache_dir.ts";
+import { errorMessage } from "../../../kit/errors.ts";
+import { userCacheSubdir } from "../../../kit/runtime/cache_dir.ts";
 import { computeIntegrity, sha256Hex, sha512Hex } from "./integrity.ts";
 import { extractPackage } from "./tar.ts";
 

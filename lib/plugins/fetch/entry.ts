@@ -10,9 +10,9 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { errorMessage } from "../../errors.ts";
-import { isCompiled } from "../../_runtime/is_compiled.ts";
-import { runtimeName } from "../../_runtime/runtime_name.ts";
+import { errorMessage } from "../../../kit/errors.ts";
+import { isCompiled } from "../../../kit/_runtime/is_compiled.ts";
+import { runtimeName } from "../../../kit/_runtime/runtime_name.ts";
 
 /** How a fetched module is handed to `import()`. */
 export type ImportMode = "file" | "data";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { PluginError } from "../../errors.ts";
+import { PluginError } from "../../../kit/errors.ts";
 
 /** The remote candidate is absent (HTTP 404/410 for the package or URL). */
 export class RemoteNotFound extends PluginError {

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { getEnv } from "../../_runtime/env.ts";
+import { getEnv } from "../../../kit/_runtime/env.ts";
 
 /** The public npm registry. */
 export const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";

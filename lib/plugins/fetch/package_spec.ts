@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { PluginError } from "../../errors.ts";
+import { PluginError } from "../../../kit/errors.ts";
 import { parseRange } from "./semver.ts";
 
 /** A package specifier, ready for the registry. */

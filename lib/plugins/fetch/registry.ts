@@ -8,7 +8,7 @@
  * @module
  */
 import { statSync } from "node:fs";
-import { PluginError } from "../../errors.ts";
+import { PluginError } from "../../../kit/errors.ts";
 import { metadataPath, readJson, writeAtomic } from "./cache.ts";
 import { RemoteNotFound } from "./fetch_errors.ts";
 import { authorizationFor, registryFor, type RegistrySettings } from "./npmrc.ts";

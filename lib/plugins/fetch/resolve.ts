@@ -12,8 +12,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import process from "node:process";
-import { errorMessage, PluginError } from "../../errors.ts";
-import { getEnv } from "../../_runtime/env.ts";
+import { errorMessage, PluginError } from "../../../kit/errors.ts";
+import { getEnv } from "../../../kit/_runtime/env.ts";
 import type { LockEntry, PluginLock } from "../lock.ts";
 import {
   type CorruptEntry,

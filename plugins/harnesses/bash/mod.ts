@@ -5,16 +5,16 @@
  * @module
  */
 import { z } from "zod";
-import { defineHarness } from "../../../lib/plugins/contract.ts";
-import { runChatLoop } from "../../../lib/harness/chat_loop.ts";
 import {
   bashSystemPrompt,
   createBashTool,
   createEditTool,
+  defineHarness,
   type HostTool,
-} from "../../../lib/harness/tools.ts";
-import { promptText } from "../../../lib/tasks/task_data.ts";
-import type { Message } from "../../../lib/trace/types.ts";
+  type Message,
+  promptText,
+  runChatLoop,
+} from "../../../kit/mod.ts";
 
 const config = z.object({
   command_timeout: z.number().positive().default(3600).describe(

@@ -13,9 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { defineHarness } from "../../../lib/plugins/contract.ts";
-import { toChatMessages } from "../../../lib/harness/chat_loop.ts";
-import { promptText } from "../../../lib/tasks/task_data.ts";
+import { defineHarness, promptText, toChatMessages } from "../../../kit/mod.ts";
 
 /** Variable naming the file that holds the initial messages as JSON. */
 export const MESSAGES_FILE_VAR = "VF_MESSAGES_FILE";

@@ -5,8 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { defineHarness } from "../../../lib/plugins/contract.ts";
-import { runChatLoop } from "../../../lib/harness/chat_loop.ts";
+import { defineHarness, runChatLoop } from "../../../kit/mod.ts";
 
 /** The `null` harness plugin. */
 export default defineHarness({

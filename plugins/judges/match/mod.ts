@@ -1,14 +1,18 @@
 /**
  * The `match` judge: deterministic scoring of the last reply against the task's answer
- * (no model call). Modes and extractors are described in `lib/scoring/match.ts`.
+ * (no model call). Modes and extractors are described in `kit/scoring/match.ts`.
  *
  * @module
  */
 import { z } from "zod";
-import { TaskError } from "../../../lib/errors.ts";
-import { defineJudge, type JudgeContext } from "../../../lib/plugins/contract.ts";
-import { EXTRACTOR_RE, matchAnswer } from "../../../lib/scoring/match.ts";
-import { lastReply } from "../../../lib/trace/derived.ts";
+import {
+  defineJudge,
+  EXTRACTOR_RE,
+  type JudgeContext,
+  lastReply,
+  matchAnswer,
+  TaskError,
+} from "../../../kit/mod.ts";
 
 /** The `match` judge's own config keys. */
 export const matchJudgeConfig = z.object({

@@ -8,15 +8,17 @@
  * @module
  */
 import { z } from "zod";
-import { defineJudge, type JudgeContext } from "../../../lib/plugins/contract.ts";
-import { judgeVerdict } from "../../../lib/scoring/judge_choice.ts";
-import { fence, renderTemplate } from "../../../lib/scoring/template.ts";
 import {
+  defineJudge,
+  fence,
   JUDGE_VIEWS,
   judgeAnswer,
+  type JudgeContext,
   judgeQuestion,
   judgeResponse,
-} from "../../../lib/scoring/transcript.ts";
+  judgeVerdict,
+  renderTemplate,
+} from "../../../kit/mod.ts";
 import { REFERENCE_PROMPT } from "./prompt.ts";
 
 /** The `reference` judge's own config keys. */

@@ -13,15 +13,18 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
-import { TaskError } from "../../../lib/errors.ts";
-import { defineJudge, type JudgeContext, type JudgeScore } from "../../../lib/plugins/contract.ts";
-import { fence, renderTemplate } from "../../../lib/scoring/template.ts";
 import {
+  defineJudge,
+  fence,
   JUDGE_VIEWS,
   judgeAnswer,
+  type JudgeContext,
   judgeQuestion,
   judgeResponse,
-} from "../../../lib/scoring/transcript.ts";
+  type JudgeScore,
+  renderTemplate,
+  TaskError,
+} from "../../../kit/mod.ts";
 import { JSON_SUFFIX, REFERENCE_LABEL, RUBRIC_PROMPT } from "./prompt.ts";
 
 /** Any number, infinite and NaN included (the rubric checks weights itself). */

@@ -2,7 +2,7 @@
  * The `local` runtime: commands run as subprocesses on this machine, each rollout in a
  * fresh temporary working directory. Not a sandbox — use it for trusted tasks and for
  * debugging. Commands get only the allowlisted host variables (PATH, HOME, LANG, LC_*,
- * TZ, TERM, TMPDIR, USER, SHELL, ...: lib/runtime/agent_env.ts), then `env`, then the
+ * TZ, TERM, TMPDIR, USER, SHELL, ...: kit/runtime/agent_env.ts), then `env`, then the
  * call's own; a credential reaches a command only when the config names it.
  *
  * @module
@@ -11,20 +11,22 @@ import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/pro
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
-import { errorMessage, SandboxError } from "../../../lib/errors.ts";
-import { spawnProgram } from "../../../lib/_runtime/spawn.ts";
-import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
-import { defineRuntime } from "../../../lib/plugins/contract.ts";
-import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
-import { ownedWorkdirPrefix } from "../../../lib/runtime/workdirs.ts";
-import type {
-  ProgramResult,
-  ReadOptions,
-  RunOptions,
-  Runtime,
-  RuntimeInfo,
-} from "../../../lib/runtime/runtime.ts";
-import { allowedHostEnv, isAllowedHostVariable } from "../../../lib/runtime/agent_env.ts";
+import {
+  allowedHostEnv,
+  defineRuntime,
+  errorMessage,
+  isAllowedHostVariable,
+  ownedWorkdirPrefix,
+  parsePluginConfig,
+  type ProgramResult,
+  type ReadOptions,
+  type RunOptions,
+  type Runtime,
+  type RuntimeCreateOptions,
+  type RuntimeInfo,
+  SandboxError,
+  spawnProgram,
+} from "../../../kit/mod.ts";
 
 /** Config keys of the `local` runtime. */
 export const LocalRuntimeConfig = z.object({

@@ -9,14 +9,12 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { MissingCredentialsError, SandboxError } from "../../../lib/errors.ts";
-import { VERSION } from "../../../lib/version.ts";
+import { MissingCredentialsError, SandboxError, sleep, VERSION } from "../../../kit/mod.ts";
 import { GrpcChannel, GrpcError, Status } from "./grpc.ts";
 import type { CallOptions } from "./grpc.ts";
 import * as M from "./messages.ts";
 import type { MessageType } from "./protobuf.ts";
 import type { ModalProfile } from "./profile.ts";
-import { sleep } from "../../../lib/util/sleep.ts";
 
 /** `x-modal-client-type` of libmodal JS (`CLIENT_TYPE_LIBMODAL_JS`). */
 export const CLIENT_TYPE = "8";

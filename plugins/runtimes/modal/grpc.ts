@@ -12,7 +12,7 @@
  */
 import http2 from "node:http2";
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from "node:http2";
-import { errorMessage } from "../../../lib/errors.ts";
+import { errorMessage } from "../../../kit/mod.ts";
 
 /** gRPC status codes. */
 export const Status = {

@@ -23,40 +23,35 @@ import { createHash, randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { z } from "zod";
 import {
+  acquireCreateSlot,
+  concatBytes,
   ConfigError,
+  coresToMilliCpu,
+  defineRuntime,
   errorMessage,
+  gbToMib,
+  type LedgerEntry,
   MissingCredentialsError,
-  SandboxError,
-} from "../../../lib/errors.ts";
-import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
-import { defineRuntime } from "../../../lib/plugins/contract.ts";
-import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
-import { acquireCreateSlot } from "../../../lib/runtime/create_limiter.ts";
-import {
+  parsePluginConfig,
+  type ProgramResult,
+  type ReadOptions,
   recordPending,
   recordSandbox,
-  removePending,
-  removeSandbox,
-} from "../../../lib/runtime/ledger.ts";
-import type { LedgerEntry } from "../../../lib/runtime/ledger.ts";
-import {
-  coresToMilliCpu,
-  gbToMib,
   remoteImageSchema,
   remoteTimeoutSchema,
   remoteWorkdirSchema,
+  removePending,
+  removeSandbox,
+  type RunOptions,
+  type Runtime,
+  type RuntimeCreateOptions,
+  type RuntimeInfo,
+  SandboxError,
+  sleep,
+  TIMEOUT_EXIT_CODE,
   truncSeconds,
-} from "../../../lib/runtime/remote_config.ts";
-import type {
-  ProgramResult,
-  ReadOptions,
-  RunOptions,
-  Runtime,
-  RuntimeInfo,
-} from "../../../lib/runtime/runtime.ts";
-import { TIMEOUT_EXIT_CODE } from "../../../lib/runtime/runtime.ts";
+} from "../../../kit/mod.ts";
 import { buildRegistryImage, ModalApi } from "./api.ts";
-import { sleep } from "../../../lib/util/sleep.ts";
 import { GrpcError, Status } from "./grpc.ts";
 import * as M from "./messages.ts";
 import { resolveModalProfile } from "./profile.ts";
@@ -71,7 +66,6 @@ import {
   RUN_WRAPPER,
   WRITE_SCRIPT,
 } from "./scripts.ts";
-import { concatBytes } from "../../../lib/util/bytes.ts";
 
 /** The Modal app every sandbox is created in (as verifiers). */
 export const MODAL_APP_NAME = "verifiers-v1";

@@ -10,8 +10,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { getEnv } from "../../../lib/_runtime/env.ts";
-import { addSecret } from "../../../lib/secrets.ts";
+import { addSecret, getEnv } from "../../../kit/mod.ts";
 
 /** The production control plane. */
 export const DEFAULT_SERVER_URL = "https://api.modal.com:443";

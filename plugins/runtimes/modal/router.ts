@@ -9,10 +9,8 @@
  *
  * @module
  */
-import { SandboxError } from "../../../lib/errors.ts";
-import { VERSION } from "../../../lib/version.ts";
+import { SandboxError, sleep, VERSION } from "../../../kit/mod.ts";
 import { isTransientGrpc, jwtExpiry } from "./api.ts";
-import { sleep } from "../../../lib/util/sleep.ts";
 import type { ModalApi } from "./api.ts";
 import { GrpcChannel, GrpcError, Status } from "./grpc.ts";
 import * as M from "./messages.ts";

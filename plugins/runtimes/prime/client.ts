@@ -10,7 +10,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { VERSION } from "../../../lib/version.ts";
+import { sleep, VERSION } from "../../../kit/mod.ts";
 import {
   type CommandSessionEvent,
   decodeStartResponse,
@@ -36,7 +36,6 @@ import {
   withRetries,
 } from "./http.ts";
 import type { PrimeSettings } from "./settings.ts";
-import { sleep } from "../../../lib/util/sleep.ts";
 
 /** Options of a {@link PrimeClient}. */
 export interface PrimeClientOptions {
@@ -763,7 +762,7 @@ export class PrimeClient {
    * `unauthenticated` and never retried otherwise (`_execute_process_control_rpc`).
    *
    * There is deliberately no counterpart of the SDK's `open_process` (a live process with
-   * stdin writes and signals): the runtime contract (lib/runtime/runtime.ts) runs a program
+   * stdin writes and signals): the runtime contract (kit/runtime/runtime.ts) runs a program
    * to its end with its whole stdin given up front, which runtime.ts does the same way on
    * containers and VMs (an uploaded stdin file and a background job), so nothing here
    * would call it.

@@ -8,15 +8,15 @@
  * @module
  */
 import { z } from "zod";
-import { ConfigError } from "../../../lib/errors.ts";
-import { parsePluginConfig } from "../../../lib/plugins/parse_config.ts";
 import {
+  ConfigError,
   idleSecondsToMinutes,
+  parsePluginConfig,
   remoteImageSchema,
   remoteTimeoutSchema,
   remoteWorkdirSchema,
   secondsToMinutesCeil,
-} from "../../../lib/runtime/remote_config.ts";
+} from "../../../kit/mod.ts";
 
 /** The idle timeout used when the config leaves `idle_timeout` unset, seconds. */
 export const DEFAULT_IDLE_TIMEOUT_S = 3600;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { LedgerEntry } from "../../../lib/runtime/ledger.ts";
+import type { LedgerEntry } from "../../../kit/mod.ts";
 import { loadPrimeSettings } from "./settings.ts";
 
 /** Sandboxes asked for per page (the SDK's default is 50). */

@@ -6,7 +6,7 @@
  * @module
  */
 import { PrimeApiError, type PrimeFailurePhase } from "./errors.ts";
-import { sleep } from "../../../lib/util/sleep.ts";
+import { sleep } from "../../../kit/mod.ts";
 
 /** A `fetch`-compatible function. */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;

@@ -6,10 +6,12 @@
  *
  * @module
  */
-import { defineRuntime } from "../../../lib/plugins/contract.ts";
-import type { RuntimeCreateOptions } from "../../../lib/plugins/contract.ts";
-import type { LedgerEntry } from "../../../lib/runtime/ledger.ts";
-import type { Runtime } from "../../../lib/runtime/runtime.ts";
+import {
+  defineRuntime,
+  type LedgerEntry,
+  type Runtime,
+  type RuntimeCreateOptions,
+} from "../../../kit/mod.ts";
 import { PrimeClient, type PrimeClientOptions } from "./client.ts";
 import { PrimeRuntimeConfig, resolvePrimeConfig } from "./config.ts";
 import { PrimeApiError } from "./errors.ts";

@@ -15,27 +15,26 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { posix } from "node:path";
-import { MissingCredentialsError, SandboxError } from "../../../lib/errors.ts";
-import { acquireCreateSlot } from "../../../lib/runtime/create_limiter.ts";
 import {
+  acquireCreateSlot,
+  MissingCredentialsError,
+  type ProgramResult,
+  type ReadOptions,
   recordPending,
   recordSandbox,
   removePending,
   removeSandbox,
-} from "../../../lib/runtime/ledger.ts";
-import type {
-  ProgramResult,
-  ReadOptions,
-  RunOptions,
-  Runtime,
-  RuntimeInfo,
-} from "../../../lib/runtime/runtime.ts";
-import { TIMEOUT_EXIT_CODE } from "../../../lib/runtime/runtime.ts";
+  type RunOptions,
+  type Runtime,
+  type RuntimeInfo,
+  SandboxError,
+  sleep,
+  TIMEOUT_EXIT_CODE,
+} from "../../../kit/mod.ts";
 import { PrimeClient, type PrimeClientOptions } from "./client.ts";
 import { createRequestBody, type ResolvedPrimeConfig } from "./config.ts";
 import { type CreationTiming, DEFAULT_CREATION_TIMING, waitForCreation } from "./creation.ts";
 import { isTransientPrimeError, PrimeApiError, PrimeNotRunningError } from "./errors.ts";
-import { sleep } from "../../../lib/util/sleep.ts";
 import {
   ENV_NAME,
   jobKillCommand,

@@ -10,8 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { getEnv } from "../../../lib/_runtime/env.ts";
-import { addSecret } from "../../../lib/secrets.ts";
+import { addSecret, getEnv } from "../../../kit/mod.ts";
 
 /** The default control-plane URL. */
 export const DEFAULT_PRIME_BASE_URL = "https://api.primeintellect.ai";

@@ -8,11 +8,13 @@
  * @module
  */
 import { z } from "zod";
-import { defineTaskset } from "../../../lib/plugins/contract.ts";
-import { lastNumber } from "../../../lib/scoring/extract.ts";
-import type { TaskData } from "../../../lib/tasks/task_data.ts";
-import { seededRandom } from "../../../lib/tasks/taskset_view.ts";
-import { lastReply } from "../../../lib/trace/derived.ts";
+import {
+  defineTaskset,
+  lastNumber,
+  lastReply,
+  seededRandom,
+  type TaskData,
+} from "../../../kit/mod.ts";
 
 /** The `addition` taskset's own config keys. */
 export const additionConfig = z.object({

@@ -5,10 +5,13 @@
  * @module
  */
 import { z } from "zod";
-import { defineTaskset } from "../../../lib/plugins/contract.ts";
-import { normalizeText } from "../../../lib/scoring/match.ts";
-import type { TaskData } from "../../../lib/tasks/task_data.ts";
-import { lastReply, numTurns } from "../../../lib/trace/derived.ts";
+import {
+  defineTaskset,
+  lastReply,
+  normalizeText,
+  numTurns,
+  type TaskData,
+} from "../../../kit/mod.ts";
 
 /** The phrases, in task order. */
 export const ECHO_PHRASES: readonly string[] = ["hello world", "ping", "verifiers"];

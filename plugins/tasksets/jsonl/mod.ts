@@ -11,10 +11,13 @@
 import { resolve } from "node:path";
 import { cwd } from "node:process";
 import { z } from "zod";
-import { InputError } from "../../../lib/errors.ts";
-import { defineTaskset } from "../../../lib/plugins/contract.ts";
-import type { TaskData } from "../../../lib/tasks/task_data.ts";
-import { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "../../../lib/util/read_text.ts";
+import {
+  defineTaskset,
+  InputError,
+  MAX_TASKSET_FILE_BYTES,
+  readTextFileBounded,
+  type TaskData,
+} from "../../../kit/mod.ts";
 
 /** The `jsonl` taskset's own config keys. */
 export const jsonlConfig = z.object({

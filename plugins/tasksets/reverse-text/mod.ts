@@ -10,10 +10,13 @@
  * @module
  */
 import { z } from "zod";
-import { defineTaskset } from "../../../lib/plugins/contract.ts";
-import { sequenceRatio } from "../../../lib/scoring/sequence_matcher.ts";
-import type { TaskData } from "../../../lib/tasks/task_data.ts";
-import { lastReply, numTurns } from "../../../lib/trace/derived.ts";
+import {
+  defineTaskset,
+  lastReply,
+  numTurns,
+  sequenceRatio,
+  type TaskData,
+} from "../../../kit/mod.ts";
 import { SENTENCES } from "./data.ts";
 
 /** The system prompt of every reverse-text task (Python's `SYSTEM`). */

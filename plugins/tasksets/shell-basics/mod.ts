@@ -8,11 +8,14 @@
  * @module
  */
 import { z } from "zod";
-import { TaskError } from "../../../lib/errors.ts";
-import { defineTaskset, type HookContext } from "../../../lib/plugins/contract.ts";
-import type { Runtime } from "../../../lib/runtime/runtime.ts";
-import type { TaskData } from "../../../lib/tasks/task_data.ts";
-import { lastReply } from "../../../lib/trace/derived.ts";
+import {
+  defineTaskset,
+  type HookContext,
+  lastReply,
+  type Runtime,
+  type TaskData,
+  TaskError,
+} from "../../../kit/mod.ts";
 import { SHELL_TASKS, type ShellTask } from "./tasks.ts";
 
 /** The system prompt of every shell-basics task. */

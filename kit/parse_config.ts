@@ -5,7 +5,7 @@
  * @module
  */
 import type { z } from "zod";
-import { ConfigError } from "../errors.ts";
+import { ConfigError } from "./errors.ts";
 
 /** Parses `config` with a plugin's schema; a {@link ConfigError} names `label` and each bad key. */
 export function parsePluginConfig<S extends z.ZodType>(

@@ -11,7 +11,7 @@
  * @module
  */
 import { InputError, PluginError } from "../errors.ts";
-import type { TasksetPlugin } from "../plugins/contract.ts";
+import type { TasksetPlugin } from "../contract.ts";
 import { taskHash } from "./hash.ts";
 import type { TaskData } from "./task_data.ts";
 

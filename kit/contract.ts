@@ -10,16 +10,25 @@
  * @module
  */
 import type { z } from "zod";
-import type { ProgramResult, Runtime } from "../runtime/runtime.ts";
-import type { LedgerEntry } from "../runtime/ledger.ts";
-import type { TaskData } from "../tasks/task_data.ts";
-import type { Message, Trace } from "../trace/types.ts";
+import type { ProgramResult, Runtime } from "./runtime/runtime.ts";
+import type { LedgerEntry } from "./runtime/ledger.ts";
+import type { TaskData } from "./tasks/task_data.ts";
+import type { Message, Trace } from "./trace/types.ts";
 
 /** The kinds of plugin. */
 export type PluginKind = "taskset" | "harness" | "judge" | "runtime";
 
 /** Every plugin kind, in display order. */
 export const PLUGIN_KINDS: readonly PluginKind[] = ["taskset", "harness", "judge", "runtime"];
+
+/** Imports one plugin module (a literal `import()` so single-file builds embed it). */
+export type PluginImporter = () => Promise<Record<string, unknown>>;
+
+/** A set of built-in plugins: modules by kind and normalized id, and alias ids (alias → id). */
+export interface BuiltinCatalog {
+  modules: Record<PluginKind, Record<string, PluginImporter>>;
+  aliases: Record<string, string>;
+}
 
 /** The plugin ABI version this build of verifiers-ts speaks. */
 export const PLUGIN_ABI = 1;

@@ -1,0 +1,110 @@
+/**
+ * The plugin kit: everything a taskset, harness, judge or runtime plugin may use, and
+ * nothing else. The built-in plugins under `plugins/` import only this module (and
+ * `mod.ts`), so each could move to its own package with its one import renamed to
+ * `@verifiers/verifiers-ts/kit`. See docs/architecture.md for the layers.
+ *
+ * ```ts
+ * import { defineTaskset } from "@verifiers/verifiers-ts/kit";
+ * import { z } from "zod";
+ *
+ * export default defineTaskset({
+ *   id: "greetings",
+ *   description: "Say hello back",
+ *   config: z.object({}),
+ *   load: () => [{ prompt: "Say hello", answer: "hello" }],
+ * });
+ * ```
+ *
+ * @module
+ */
+export {
+  defineHarness,
+  defineJudge,
+  defineRuntime,
+  defineTaskset,
+  isPlugin,
+  PLUGIN_ABI,
+  PLUGIN_KINDS,
+} from "./contract.ts";
+export type {
+  BuiltinCatalog,
+  HarnessCapabilities,
+  HarnessLaunchContext,
+  HarnessPlugin,
+  HookContext,
+  JudgeCompleteOptions,
+  JudgeCompletion,
+  JudgeContext,
+  JudgePlugin,
+  JudgeResult,
+  JudgeScore,
+  MetricHook,
+  Plugin,
+  PluginKind,
+  RewardHook,
+  RuntimeCreateOptions,
+  RuntimePlugin,
+  ScoreValue,
+  Solution,
+  StopHook,
+  TaskHooks,
+  TasksetPlugin,
+} from "./contract.ts";
+export { parsePluginConfig } from "./parse_config.ts";
+export {
+  ConfigError,
+  errorMessage,
+  HarnessError,
+  InputError,
+  MissingCredentialsError,
+  PluginError,
+  ProviderError,
+  SandboxError,
+  TaskError,
+  VerifiersError,
+} from "./errors.ts";
+export { VERSION } from "./version.ts";
+export { addSecret } from "./secrets.ts";
+export { promptText } from "./tasks/task_data.ts";
+export type { TaskData, TaskTimeout } from "./tasks/task_data.ts";
+export { seededRandom } from "./tasks/taskset_view.ts";
+export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./trace/types.ts";
+export { lastReply, numTurns, traceReward } from "./trace/derived.ts";
+export { TIMEOUT_EXIT_CODE } from "./runtime/runtime.ts";
+export type {
+  ProgramResult,
+  ReadOptions,
+  RunOptions,
+  Runtime,
+  RuntimeInfo,
+} from "./runtime/runtime.ts";
+export { recordPending, recordSandbox, removePending, removeSandbox } from "./runtime/ledger.ts";
+export type { LedgerEntry } from "./runtime/ledger.ts";
+export { acquireCreateSlot } from "./runtime/create_limiter.ts";
+export {
+  coresToMilliCpu,
+  gbToMib,
+  idleSecondsToMinutes,
+  remoteImageSchema,
+  remoteTimeoutSchema,
+  remoteWorkdirSchema,
+  secondsToMinutesCeil,
+  truncSeconds,
+} from "./runtime/remote_config.ts";
+export { ownedWorkdirPrefix } from "./runtime/workdirs.ts";
+export { allowedHostEnv, isAllowedHostVariable } from "./runtime/agent_env.ts";
+export { runChatLoop, toChatMessages } from "./harness/chat_loop.ts";
+export { bashSystemPrompt, createBashTool, createEditTool } from "./harness/tools.ts";
+export type { HostTool } from "./harness/tools.ts";
+export { lastNumber } from "./scoring/extract.ts";
+export { judgeVerdict, parseJudgeChoice } from "./scoring/judge_choice.ts";
+export { EXTRACTOR_RE, matchAnswer, normalizeText } from "./scoring/match.ts";
+export { sequenceRatio } from "./scoring/sequence_matcher.ts";
+export { fence, renderTemplate } from "./scoring/template.ts";
+export { JUDGE_VIEWS, judgeAnswer, judgeQuestion, judgeResponse } from "./scoring/transcript.ts";
+export { getEnv } from "./_runtime/env.ts";
+export { spawnProgram } from "./_runtime/spawn.ts";
+export { concatBytes } from "./util/bytes.ts";
+export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
+export { sleep } from "./util/sleep.ts";
