@@ -1,0 +1,77 @@
+/**
+ * Fails when an import crosses a layer the wrong way (docs/architecture.md):
+ * - `kit/` imports only `kit/`;
+ * - the engine (`lib/` outside `lib/cli/`) imports neither `plugins/`, `lib/cli/`, `cli.ts`
+ *   nor `mod.ts`: the composition roots hand it what it needs;
+ * - a plugin (`plugins/<kind>/<id>/`) imports only `kit/mod.ts`, `mod.ts` and its own
+ *   folder, so it could move to its own package unchanged but for that one specifier.
+ *
+ * Relative specifiers in `import`/`export ... from`, `import()` and `new URL(..., import.meta.url)`
+ * are checked; bare ones (`zod`, `node:fs`) are not layers.
+ *
+ * Usage: deno run -A scripts/check_layers.ts   (prints each violation; exit 1 if any)
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+import process from "node:process";
+
+const ROOT = join(import.meta.dirname!, "..");
+const SPECIFIER =
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)(["'])(\.{1,2}\/[^"']*)\1/g;
+
+/** Every `.ts` file under `dir` (relative to the repository root). */
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(ROOT, dir))) {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) out.push(...tsFiles(path));
+    else if (name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** The repository-relative targets of `file`'s relative imports, without comment lines. */
+function importsOf(file: string): string[] {
+  const code = readFileSync(join(ROOT, file), "utf8")
+    .split("\n").filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line)).join("\n");
+  return [...code.matchAll(SPECIFIER)].map((m) => normalize(join(dirname(file), m[2]!)));
+}
+
+/** Why `file` may not import `target`, or null when it may. */
+export function violation(file: string, target: string): string | null {
+  const under = (dir: string, path: string) => path === dir || path.startsWith(`${dir}/`);
+  if (under("kit", file)) {
+    return under("kit", target) ? null : "the kit imports only kit/";
+  }
+  if (under("lib", file) && !under("lib/cli", file)) {
+    if (under("plugins", target)) return "the engine does not import plugins/";
+    if (under("lib/cli", target)) return "the engine does not import the CLI (lib/cli/)";
+    if (target === "cli.ts" || target === "mod.ts") {
+      return "the engine does not import a composition root";
+    }
+    return null;
+  }
+  const plugin = /^plugins\/[^/]+\/[^/]+/.exec(file)?.[0];
+  if (plugin) {
+    if (target === "kit/mod.ts" || target === "mod.ts" || under(plugin, target)) return null;
+    return "a plugin imports only kit/mod.ts, mod.ts and its own folder";
+  }
+  return null;
+}
+
+if (import.meta.main) {
+  let bad = 0;
+  for (const file of [...tsFiles("kit"), ...tsFiles("lib"), ...tsFiles("plugins")]) {
+    for (const target of importsOf(file)) {
+      const why = violation(file, target);
+      if (why) {
+        bad++;
+        console.log(`${file} imports ${relative(ROOT, join(ROOT, target))}: ${why}`);
+      }
+    }
+  }
+  if (bad) {
+    console.log(`${bad} import(s) cross a layer the wrong way (docs/architecture.md)`);
+    process.exitCode = 1;
+  }
+}
