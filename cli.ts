@@ -11,7 +11,7 @@ import { formatError, InputError, VerifiersError } from "./kit/errors.ts";
 import { asOutputError } from "./kit/util/fs_errors.ts";
 import { disableColor, err, flushOutput, out, paint, useColor } from "./lib/cli/output.ts";
 import { VERSION } from "./kit/version.ts";
-import { asksForHelp, commandHelp, GROUPS } from "./lib/cli/usage.ts";
+import { asksForHelp, commandHelp, groupOf } from "./lib/cli/usage.ts";
 import { closest } from "./lib/config/suggest.ts";
 import { addHostSecrets } from "./kit/secrets.ts";
 import { installBuiltins } from "./lib/plugins/builtin_catalog.ts";
@@ -59,7 +59,7 @@ Logs and progress go to stderr, data to stdout. NO_COLOR or --no-color turn colo
  */
 function helpFor(command: string | undefined, rest: string[]): string | null {
   if (command === undefined || command === "eval") return null;
-  if (command in GROUPS && rest.length === 0) return commandHelp([command]);
+  if (groupOf(command) !== undefined && rest.length === 0) return commandHelp([command]);
   const own = command === "bridge" ? rest.slice(0, 2) : rest;
   return asksForHelp(own)
     ? commandHelp([command, ...rest.filter((a) => !a.startsWith("-"))])
@@ -81,12 +81,14 @@ export async function main(argv: string[]): Promise<number> {
     await out(help);
     return 0;
   }
-  if (command in GROUPS && !(rest[0] in GROUPS[command])) {
-    const subs = Object.keys(GROUPS[command]);
-    const guess = closest(rest[0], subs);
+  const group = groupOf(command);
+  const sub = rest[0];
+  if (group !== undefined && (sub === undefined || !Object.hasOwn(group, sub))) {
+    const subs = Object.keys(group);
+    const guess = sub === undefined ? null : closest(sub, subs);
     throw new InputError(
       "usage",
-      `Cannot run \`vf ${command}\`: unknown subcommand "${rest[0]}"` +
+      `Cannot run \`vf ${command}\`: unknown subcommand "${sub}"` +
         (guess ? ` (did you mean "${guess}"?)` : ""),
       { hint: `subcommands: ${subs.join(", ")} (vf ${command} --help)` },
     );

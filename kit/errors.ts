@@ -12,8 +12,9 @@
 
 /** Options shared by every {@link VerifiersError}. */
 export interface VerifiersErrorOptions {
-  /** What the user can do about it. */
-  hint?: string;
+  /** What the user can do about it (undefined: nothing to add). */
+  hint?: string | undefined;
+
   /** The underlying error. */
   cause?: unknown;
 }

@@ -72,7 +72,7 @@ export function renameImportsUnder(dir: string, renames: Record<string, string>)
             pattern,
             (_m, lead: string, q: string, name: string) => `${lead}${q}${renames[name]}${q}`,
           ),
-          loader: ext ? ext[1] : "ts",
+          loader: ext?.[1] ?? "ts",
         };
       });
     },

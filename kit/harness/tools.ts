@@ -147,7 +147,9 @@ function capBytes(text: string, maxBytes: number): string {
   const bytes = new TextEncoder().encode(text);
   if (bytes.length <= maxBytes) return text;
   let end = maxBytes;
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // do not split a character
+  // do not split a character (end < bytes.length here, so bytes[end] exists)
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+
   const head = new TextDecoder().decode(bytes.subarray(0, end));
   return `${head}\n[output truncated: showing ${end} of ${bytes.length} bytes]`;
 }

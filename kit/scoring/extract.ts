@@ -45,18 +45,15 @@ export function extractTag(text: string, name: string): string | null {
   const n = escapeRegExp(name);
   const re = new RegExp(`<${n}(?:\\s[^>]*)?>([\\s\\S]*?)</${n}\\s*>`, "g");
   let last: string | null = null;
-  for (const m of text.matchAll(re)) last = m[1];
+  for (const m of text.matchAll(re)) last = m[1] ?? "";
   return last === null ? null : last.trim();
 }
 
 /** The last line with non-whitespace content, trimmed; `null` for blank text. */
 export function lastLine(text: string): string | null {
   const lines = text.split(/\r?\n|\r/);
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i].trim();
-    if (line !== "") return line;
-  }
-  return null;
+  const line = lines.findLast((l) => l.trim() !== "");
+  return line === undefined ? null : line.trim();
 }
 
 /**

@@ -14,7 +14,7 @@ function escapeRegExp(s: string): string {
 const HS = "[^\\S\\n]";
 
 function allMatches(re: RegExp, text: string): string[] {
-  return [...text.matchAll(re)].map((m) => m[1]);
+  return [...text.matchAll(re)].map((m) => m[1] ?? "");
 }
 
 /**
@@ -59,7 +59,8 @@ export function parseJudgeChoice(
   );
   const anywhere = allMatches(new RegExp(choice, flags), upper);
   const found = [finalBoxed, finalLine, inBox, markerLine, anywhere].find((m) => m.length > 0);
-  return found ? byUpper.get(found[found.length - 1]) ?? null : null;
+  const lastFound = found?.at(-1);
+  return lastFound === undefined ? null : byUpper.get(lastFound) ?? null;
 }
 
 /**

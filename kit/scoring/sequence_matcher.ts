@@ -63,7 +63,8 @@ export class SequenceMatcher<T = string> {
     let j2len = new Map<number, number>();
     for (let i = alo; i < ahi; i++) {
       const newj2len = new Map<number, number>();
-      for (const j of this.#b2j.get(a[i]) ?? []) {
+      // i < ahi <= a.length: a[i] exists
+      for (const j of this.#b2j.get(a[i] as T) ?? []) {
         if (j < blo) continue;
         if (j >= bhi) break;
         const k = (j2len.get(j - 1) ?? 0) + 1;

@@ -30,11 +30,8 @@ export function contentText(content: string | ContentPart[] | null | undefined):
  * branch), trimmed; "" when there is none.
  */
 export function finalReply(trace: Pick<Trace, "nodes">): string {
-  for (let i = trace.nodes.length - 1; i >= 0; i--) {
-    const n = trace.nodes[i];
-    if (n.sampled && n.message.role === "assistant") return (n.message.content ?? "").trim();
-  }
-  return "";
+  const m = trace.nodes.findLast((n) => n.sampled && n.message.role === "assistant")?.message;
+  return m?.role === "assistant" ? (m.content ?? "").trim() : "";
 }
 
 /**

@@ -44,7 +44,8 @@ export function pythonFloatRepr(x: number): string {
   if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
   const sign = x < 0 ? "-" : "";
   // toExponential() without an argument gives the shortest digits that round-trip.
-  const [mantissa, exp] = Math.abs(x).toExponential().split("e");
+  const [mantissa = "", exp] = Math.abs(x).toExponential().split("e");
+
   const digits = mantissa.replace(".", "");
   const decpt = Number(exp) + 1; // value = 0.<digits> × 10^decpt
   if (decpt <= -4 || decpt > 16) {

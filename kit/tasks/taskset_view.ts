@@ -43,9 +43,7 @@ export function seededShuffle<T>(items: T[], seed: number): T[] {
   const rand = seededRandom(seed);
   for (let i = items.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
-    const tmp = items[i];
-    items[i] = items[j];
-    items[j] = tmp;
+    [items[i], items[j]] = [items[j] as T, items[i] as T]; // 0 <= j <= i < items.length
   }
   return items;
 }

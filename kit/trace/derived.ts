@@ -14,7 +14,7 @@ export function branches(nodes: MessageNode[]): number[][] {
   for (let i = 0; i < nodes.length; i++) {
     if (hasChild.has(i)) continue;
     const path: number[] = [];
-    for (let j: number | null = i; j !== null; j = nodes[j].parent) path.push(j);
+    for (let j: number | null = i; j !== null; j = nodes[j]?.parent ?? null) path.push(j);
     out.push(path.reverse());
   }
   return out;
@@ -24,17 +24,14 @@ export function branches(nodes: MessageNode[]): number[][] {
 export function lastMessages(trace: Pick<Trace, "nodes">): Message[] {
   const all = branches(trace.nodes);
   const last = all[all.length - 1];
-  return last ? last.map((i) => trace.nodes[i].message) : [];
+  return (last ?? []).flatMap((i) => trace.nodes[i]?.message ?? []);
 }
 
 /** Text of the last assistant message of the last branch ("" when none). */
 export function lastReply(trace: Pick<Trace, "nodes">): string {
   const msgs = lastMessages(trace);
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m.role === "assistant") return typeof m.content === "string" ? m.content : "";
-  }
-  return "";
+  const m = msgs.findLast((m) => m.role === "assistant");
+  return typeof m?.content === "string" ? m.content : "";
 }
 
 /** Number of model turns: sampled nodes. */

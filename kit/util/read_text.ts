@@ -28,10 +28,8 @@ export function formatBytes(n: number): string {
  * surrogates and code points past U+10FFFF count as bad), or -1 when all is UTF-8.
  */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
-  const n = bytes.length;
   let i = 0;
-  while (i < n) {
-    const b = bytes[i];
+  for (let b = bytes[i]; b !== undefined; b = bytes[i]) {
     if (b < 0x80) {
       i++;
       continue;
@@ -131,7 +129,7 @@ export function readTextFileBounded(path: string, options: ReadTextOptions): str
     throw new InputError(
       "file_not_utf8",
       `${path}: ${options.what} is not UTF-8 text: invalid byte 0x${
-        bytes[bad].toString(16).padStart(2, "0")
+        (bytes[bad] ?? 0).toString(16).padStart(2, "0")
       } at byte offset ${bad}`,
       { hint: "save the file as UTF-8" },
     );

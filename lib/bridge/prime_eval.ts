@@ -89,7 +89,7 @@ export function translateV1Args(args: readonly string[]): string[] {
   const out: string[] = [];
   let noPush = false;
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
+    const arg = args[i]!;
     const eq = arg.startsWith("-") ? arg.indexOf("=") : -1;
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
@@ -110,8 +110,9 @@ export function translateV1Args(args: readonly string[]): string[] {
       takeValue();
       continue;
     }
-    if (name in KEPT_WITH_VALUE) {
-      out.push(KEPT_WITH_VALUE[name], takeValue());
+    const kept = Object.hasOwn(KEPT_WITH_VALUE, name) ? KEPT_WITH_VALUE[name] : undefined;
+    if (kept !== undefined) {
+      out.push(kept, takeValue());
       continue;
     }
     if (inline !== undefined) throw unsupported(arg);
@@ -154,7 +155,7 @@ export function translateTargetArgs(args: readonly string[]): string[] {
   let provider: string | null = null;
   let noPush = false;
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
+    const arg = args[i]!;
     const eq = arg.startsWith("-") ? arg.indexOf("=") : -1;
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const takeValue = (): string => {
@@ -170,9 +171,10 @@ export function translateTargetArgs(args: readonly string[]): string[] {
       i++;
       return next;
     };
-    if (name in PRIME_TO_CLIENT) {
-      if (PRIME_TO_CLIENT[name] === "--client.base-url") baseUrl = true;
-      out.push(PRIME_TO_CLIENT[name], takeValue());
+    const client = Object.hasOwn(PRIME_TO_CLIENT, name) ? PRIME_TO_CLIENT[name] : undefined;
+    if (client !== undefined) {
+      if (client === "--client.base-url") baseUrl = true;
+      out.push(client, takeValue());
     } else if (name === "--header") {
       const header = takeValue();
       const colon = header.indexOf(":");

@@ -72,21 +72,23 @@ export async function runEvalFromCli(
     } else exitNow(130);
   });
   try {
+    const display: RunEvalOptions["display"] = options.display ??
+      (mode === "json" || mode === "none" ? undefined : (init) =>
+        live = createDisplay(mode, {
+          header: init.header,
+          snapshot: init.snapshot,
+          write: writeErr,
+          color: useColor(),
+          columns: () => (process.stderr as { columns?: number }).columns || 100,
+          intervalMs: mode === "plain" ? options.plainIntervalMs : undefined,
+        }));
     const result = await runEval(loaded, {
       ...options,
       err,
       signal: ctrl.signal,
-      display: options.display ??
-        (mode === "json" || mode === "none" ? undefined : (init) =>
-          live = createDisplay(mode, {
-            header: init.header,
-            snapshot: init.snapshot,
-            write: writeErr,
-            color: useColor(),
-            columns: () => (process.stderr as { columns?: number }).columns || 100,
-            intervalMs: mode === "plain" ? options.plainIntervalMs : undefined,
-          })),
+      ...(display === undefined ? {} : { display }),
     });
+
     if (result.nothingToResume) {
       err(result.nothingToResume);
       if (config.display === "json") options.out?.(JSON.stringify(result.summary, null, 2));

@@ -62,7 +62,7 @@ export async function initCommand(argv: string[]): Promise<number> {
   const positional: string[] = [];
   let dirArg: string | undefined;
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
+    const a = argv[i]!;
     if (a === "--dir" || a.startsWith("--dir=")) {
       dirArg = a === "--dir" ? argv[++i] : a.slice("--dir=".length);
       if (!dirArg) throw usage("Cannot run `vf init`: --dir needs a directory");
@@ -73,8 +73,12 @@ export async function initCommand(argv: string[]): Promise<number> {
       throw usage(`Cannot run \`vf init\`: unknown flag ${a}`);
     } else positional.push(a);
   }
-  if (positional.length !== 2) throw usage("Cannot run `vf init`: expected <kind> and <name>");
-  const params = initParams(positional[0], positional[1]);
+  const [kind, name, ...extra] = positional;
+  if (kind === undefined || name === undefined || extra.length > 0) {
+    throw usage("Cannot run `vf init`: expected <kind> and <name>");
+  }
+  const params = initParams(kind, name);
+
   const cwd = process.cwd();
   const dir = dirArg
     ? (isAbsolute(dirArg) ? dirArg : resolve(cwd, dirArg))

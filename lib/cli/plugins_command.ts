@@ -23,8 +23,8 @@ export async function pluginsCommand(argv: string[]): Promise<number> {
   }
   const switches = rest.filter((a) => a === "--lock" || a === "--frozen");
   const positional = rest.filter((a) => a !== "--lock" && a !== "--frozen");
-  if (sub === "show" && positional.length === 2) {
-    const [kind, id] = positional;
+  const [kind, id, ...extra] = positional;
+  if (sub === "show" && kind !== undefined && id !== undefined && extra.length === 0) {
     if (!(PLUGIN_KINDS as readonly string[]).includes(kind)) {
       throw new InputError("plugin_kind_unknown", `Cannot show plugin: unknown kind "${kind}"`, {
         hint: `Kinds: ${PLUGIN_KINDS.join(", ")}`,
@@ -36,7 +36,10 @@ export async function pluginsCommand(argv: string[]): Promise<number> {
       lock: switches.includes("--lock"),
       frozen: switches.includes("--frozen"),
     });
-    const mod = await importPluginModule(kind as PluginKind, id, { cwd, lock });
+    const mod = await importPluginModule(kind as PluginKind, id, {
+      cwd,
+      ...(lock === undefined ? {} : { lock }),
+    });
     const plugin = pickPlugin(kind as PluginKind, id, mod.exports);
     lock?.save();
     const rows = plugin.config ? describeFields(plugin.config) : []; // a plain-object plugin may have none

@@ -71,8 +71,8 @@ async function runInProcess(script: string, args: string[]): Promise<number> {
   // Bun runs node:test files only under `bun test` (which the binary does not have), and
   // its builtin cannot be replaced: the script's imports of it are renamed instead.
   renameImportsUnder(dirname(script), { "node:test": TEST_MODULE });
-  const argv0 = process.argv[0];
-  process.argv.splice(0, process.argv.length, argv0, script, ...args);
+  process.argv.splice(0, process.argv.length, process.argv[0] ?? "vf", script, ...args);
+
   try {
     await importModule(pathToFileURL(script).href);
   } catch (e) {

@@ -66,13 +66,16 @@ async function listCommand(json: boolean): Promise<number> {
     await err(`no sandboxes in the ledger (${ledgerDir()})`);
     return 0;
   }
-  const rows = [["PROVIDER", "ID", "AGE", "NAME", "RUN"]];
+  const header = ["PROVIDER", "ID", "AGE", "NAME", "RUN"];
+  const rows = [header];
   for (const e of entries) {
     const id = e.state === "pending" ? "(creating)" : e.id;
     rows.push([e.provider, id, age(e.created_at), e.name ?? "-", e.run ?? "-"]);
   }
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  await out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n"));
+  const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
+  await out(
+    rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd()).join("\n"),
+  );
   await err(`${entries.length} sandbox(es) not confirmed stopped; \`vf sandboxes gc\` stops them`);
   return 0;
 }
@@ -95,19 +98,20 @@ export async function gcEntry(
   if (!plugin.stopById) {
     throw new Error(`runtime "${entry.provider}" cannot stop a sandbox by id`);
   }
+  const stopOptions = log === undefined ? {} : { log };
   if (entry.state === "pending") {
     if (!plugin.findPending) {
       throw new Error(`runtime "${entry.provider}" cannot look sandboxes up by name`);
     }
     const ids = await plugin.findPending(entry);
     for (const id of ids) {
-      await plugin.stopById({ ...entry, id, state: "created" }, { log });
+      await plugin.stopById({ ...entry, id, state: "created" }, stopOptions);
       removeSandbox(entry.provider, id);
     }
     removePending(entry.provider, entry.key!);
     return ids;
   }
-  await plugin.stopById(entry, { log });
+  await plugin.stopById(entry, stopOptions);
   removeSandbox(entry.provider, entry.id);
   return [entry.id];
 }
@@ -129,8 +133,7 @@ async function gcCommand(): Promise<number> {
   const failed: { entry: LedgerEntry; error: string }[] = [];
   let next = 0;
   const worker = async () => {
-    while (next < entries.length) {
-      const entry = entries[next++];
+    for (let entry = entries[next++]; entry !== undefined; entry = entries[next++]) {
       try {
         const ids = await gcEntry(entry);
         if (entry.state === "pending") {
@@ -176,7 +179,7 @@ export function parseSandboxExecArgs(argv: string[]): SandboxExecArgs {
   let runtime: string | null = null;
   const settings: Record<string, string | true> = {};
   for (let i = 0; i < flags.length; i++) {
-    const tok = flags[i];
+    const tok = flags[i]!;
     const eq = tok.indexOf("=");
     const name = eq >= 0 ? tok.slice(0, eq) : tok;
     const inline = eq >= 0 ? tok.slice(eq + 1) : undefined;

@@ -115,9 +115,13 @@ Examples:
   vf bridge prime-eval reverse-text -m my-model -b http://localhost:8000/v1 -n 5`,
 };
 
+/** The subcommands of `command` (name → description), or undefined when it is not a group. */
+export function groupOf(command: string | undefined): Record<string, string> | undefined {
+  return command !== undefined && Object.hasOwn(GROUPS, command) ? GROUPS[command] : undefined;
+}
+
 /** The help of a group: its usage and subcommands. */
-function groupHelp(group: string): string {
-  const subs = GROUPS[group];
+function groupHelp(group: string, subs: Record<string, string>): string {
   const w = Math.max(...Object.keys(subs).map((s) => s.length));
   return `Usage: vf ${group} <${Object.keys(subs).join("|")}> ...\n\nSubcommands:\n` +
     Object.entries(subs).map(([s, d]) => `  ${s.padEnd(w)}  ${d}`).join("\n") +
@@ -130,8 +134,10 @@ function groupHelp(group: string): string {
  */
 export function commandHelp(path: string[]): string | null {
   const [command, sub] = path;
-  if (command in GROUPS) {
-    return (sub !== undefined && TEXTS[`${command} ${sub}`]) || groupHelp(command);
+  if (command === undefined) return null;
+  const subs = groupOf(command);
+  if (subs !== undefined) {
+    return (sub !== undefined && TEXTS[`${command} ${sub}`]) || groupHelp(command, subs);
   }
   return TEXTS[command] ?? null;
 }

@@ -46,7 +46,8 @@ interface ViewArgs {
 function parseViewArgs(argv: string[]): ViewArgs | "help" {
   const args: ViewArgs = { dirs: [], port: 0, out: null };
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
+    const a = argv[i]!;
+
     const [flag, inline] = a.startsWith("--") && a.includes("=")
       ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]
       : [a, undefined];

@@ -47,5 +47,5 @@ export function mayBeBuiltin(id: string): boolean {
 /** The package name of a bare specifier (`@scope/pkg/sub` -> `@scope/pkg`, `pkg/sub` -> `pkg`). */
 export function barePackageName(id: string): string {
   const parts = id.split("/");
-  return id.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+  return parts.slice(0, id.startsWith("@") ? 2 : 1).join("/");
 }

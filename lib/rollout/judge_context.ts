@@ -46,7 +46,7 @@ export interface ConfigureJudgeOptions {
 /** One abort signal that fires when any of `signals` does. */
 function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
   const live = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (live.length === 1) return live[0];
+  if (live.length === 1 && live[0]) return live[0];
   const ctl = new AbortController();
   for (const s of live) {
     if (s.aborted) {

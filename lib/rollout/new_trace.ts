@@ -49,7 +49,7 @@ export function wireTaskData(data: TaskData): Record<string, unknown> {
 export function taskTypeName(taskset: { id: string; taskType?: string }): string {
   if (taskset.taskType) return taskset.taskType;
   const words = taskset.id.split(/[^A-Za-z0-9]+/).filter((w) => w !== "");
-  const name = words.map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+  const name = words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
   return `${/^[A-Za-z]/.test(name) ? name : `T${name}`}Task`;
 }
 

@@ -16,7 +16,7 @@
  */
 import process from "node:process";
 import { InputError, PluginError, TaskError } from "../../kit/errors.ts";
-import { type HookContext, PLUGIN_KINDS } from "../../kit/contract.ts";
+import { type HookContext, PLUGIN_KINDS, type PluginKind } from "../../kit/contract.ts";
 import { builtinCatalog } from "../plugins/builtin_catalog.ts";
 import { importPluginModule } from "../plugins/load.ts";
 import type { PluginLock } from "../plugins/lock.ts";
@@ -44,7 +44,7 @@ export interface PlugOptions {
   /** Base directory for relative module paths and installed packages. @default process.cwd() */
   cwd?: string;
   /** The launch's `vf.lock`: `npm:`/`jsr:`/URL modules resolve through it. */
-  lock?: PluginLock;
+  lock?: PluginLock | undefined;
 }
 
 const SCHEME_ONLY = /^(npm|jsr|file|https?|data|node)$/i;
@@ -64,8 +64,10 @@ function mustBe(p: string): InputError {
  * "fn '<p>' must be ..." for an empty module or a stray `:` in the module's last segment.
  */
 export function parseFnSpecifier(p: string): FnSpecifier {
-  const m = /^(.+):([A-Za-z_$][\w$]*)$/.exec(p);
-  const [module, name] = m && !SCHEME_ONLY.test(m[1]) ? [m[1], m[2]] : [p, "default"];
+  const [, head, tail] = /^(.+):([A-Za-z_$][\w$]*)$/.exec(p) ?? [];
+  const [module, name] = head !== undefined && tail !== undefined && !SCHEME_ONLY.test(head)
+    ? [head, tail]
+    : [p, "default"];
   if (!module.trim() || module !== module.trim()) throw mustBe(p);
   const rest = module.replace(/^(npm|jsr|file|https?):/i, "");
   const segment = rest.split(/[\\/]/).pop() ?? "";
@@ -74,10 +76,10 @@ export function parseFnSpecifier(p: string): FnSpecifier {
 }
 
 /** A plugin kind whose built-in ids do not include `module`, so the loader imports the module. */
-function loaderKind(module: string) {
-  if (!mayBeBuiltin(module)) return PLUGIN_KINDS[0];
+function loaderKind(module: string): PluginKind {
+  if (!mayBeBuiltin(module)) return "taskset";
   const id = normalizeId(module);
-  return PLUGIN_KINDS.find((k) => !(id in builtinCatalog().modules[k])) ?? PLUGIN_KINDS[0];
+  return PLUGIN_KINDS.find((k) => !(id in builtinCatalog().modules[k])) ?? "taskset";
 }
 
 /**
@@ -94,7 +96,7 @@ export async function loadPluggedFn(
   try {
     const mod = await importPluginModule(loaderKind(spec.module), spec.module, {
       cwd: options.cwd ?? process.cwd(),
-      lock: options.lock,
+      ...(options.lock === undefined ? {} : { lock: options.lock }),
     });
     exports = mod.exports;
   } catch (err) {

@@ -334,13 +334,16 @@ async function runAgent(
     sampling: plan.sampling,
     client: plan.client,
     limits: plan.limits,
-    stops: stops.length
-      ? async () => {
-        for (const s of stops) if (await s.fn(ctxFor(runtime, signal))) return s.name;
-        return null;
+    ...(stops.length
+      ? {
+        stops: async () => {
+          for (const s of stops) if (await s.fn(ctxFor(runtime, signal))) return s.name;
+          return null;
+        },
       }
-      : undefined,
+      : {}),
   });
+
   trace.timing.agent.start = nowSeconds();
   try {
     const result = await withDeadline(budget, signal, (s) =>

@@ -74,7 +74,7 @@ export function savedConfig(
   // Python's SamplingConfig has no `seed`; an unset one is not written.
   const sampling = d.sampling as Record<string, unknown>;
   if (sampling.seed === null) delete sampling.seed;
-  const agent = d.env.agent as unknown as Record<string, Record<string, unknown>>;
+  const agent = d.env.agent as unknown as Record<"runtime" | "harness", Record<string, unknown>>;
   const sideAgent: Record<string, unknown> = {};
   const runtime = splitRuntimeConfig(agent.runtime);
   agent.runtime = runtime.wire;
@@ -82,7 +82,7 @@ export function savedConfig(
   const harness = splitKeys(agent.harness, PYTHON_PLUGIN_KEYS.harness[String(agent.harness.id)]);
   agent.harness = harness.wire;
   if (Object.keys(harness.extras).length) sideAgent.harness = harness.extras;
-  const env = d.env as unknown as Record<string, Record<string, unknown>>;
+  const env = d.env as unknown as Record<"taskset", Record<string, unknown>>;
   const taskset = splitKeys(env.taskset, PYTHON_PLUGIN_KEYS.taskset[String(env.taskset.id)]);
   env.taskset = taskset.wire;
   const sideEnv: Record<string, unknown> = {};

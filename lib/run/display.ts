@@ -72,7 +72,7 @@ export interface DisplayOptions {
   /** Terminal width for the rich view. @default 100 */
   columns?(): number;
   /** Redraw (rich) or line (plain) interval. @default 250 ms rich, 5000 ms plain */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
 }
 
 /** `1.5` → "1s"; 75 → "1m15s"; 3725 → "1h02m". */

@@ -15,8 +15,8 @@ import { normalizeId } from "../plugins/specifier.ts";
  * `npm:@acme/my-tasks@^0.1` both name runs `my-tasks--...`.
  */
 export function shortId(id: string): string {
-  const pkg = /^(?:npm|jsr):\/?(?:@[^/@]+\/)?([^/@]+)/i.exec(id);
-  if (pkg) return normalizeId(pkg[1]).replace(/[^a-z0-9._+-]+/g, "-") || "plugin";
+  const [, pkg] = /^(?:npm|jsr):\/?(?:@[^/@]+\/)?([^/@]+)/i.exec(id) ?? [];
+  if (pkg !== undefined) return normalizeId(pkg).replace(/[^a-z0-9._+-]+/g, "-") || "plugin";
   const base = normalizeId(id.replace(/\/mod\.[jt]s$/, "").replace(/\.[mc]?[jt]s$/, ""));
   return base.replace(/[^a-z0-9._+-]+/g, "-") || "plugin";
 }

@@ -54,9 +54,12 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     model: config.model!,
     runClient: services.client,
   };
-  const configuredJudges = task.judges.map((entry: JudgeEntry, i: number) =>
-    configureJudge(judges[i], entry, fallbacks)
-  );
+  const configuredJudges = task.judges.map((entry: JudgeEntry, i: number) => {
+    const plugin = judges[i];
+    // loadEvalConfig loads one plugin per entry, in order
+    if (!plugin) throw new Error(`judge ${i} ("${entry.id}") has no loaded plugin`);
+    return configureJudge(plugin, entry, fallbacks);
+  });
   // the runtime's cross-field rules (e.g. Prime idle_timeout <= timeout), before any rollout
   runtime.check?.(agent.runtime as Record<string, unknown>);
   const sampling = Object.fromEntries(

@@ -187,10 +187,13 @@ export class RunIndex {
   /** The raw JSON text of episode `i` (file order), or null when there is none. */
   episodeText(i: number): string | null {
     if (!Number.isInteger(i) || i < 0 || i >= this.rows.length) return null;
+    const length = this.#lengths[i];
+    const offset = this.#offsets[i];
+    if (length === undefined || offset === undefined) return null;
     const fd = openSync(this.tracesPath, "r");
     try {
-      const buf = new Uint8Array(this.#lengths[i]);
-      readSync(fd, buf, 0, buf.length, this.#offsets[i]);
+      const buf = new Uint8Array(length);
+      readSync(fd, buf, 0, buf.length, offset);
       return decoder.decode(buf);
     } finally {
       closeSync(fd);

@@ -121,7 +121,7 @@ function headerOf(index: RunIndex): RunHeader {
     title: str(at(s, "run", "name")) ?? str(at(c, "run", "name")) ?? index.name,
     dir: index.dir,
     taskset: str(at(s, "taskset")) ?? str(at(c, "env", "taskset", "id")) ??
-      str(at(c, "env", "id")) ?? (first ? first.task.key.split(":")[0] : null),
+      str(at(c, "env", "id")) ?? (first?.task.key.split(":")[0] ?? null),
     model: str(at(s, "model")) ?? str(at(c, "model")),
     harness: str(at(s, "harness")) ?? str(at(c, "env", "agent", "harness", "id")),
     runtime: str(at(s, "runtime")) ?? str(at(c, "env", "agent", "runtime", "type")),
@@ -161,7 +161,7 @@ function tasksOf(rows: EpisodeRow[], binary: boolean): TaskRow[] {
     const n = list.length;
     out.push({
       key,
-      label: list[0].task.label,
+      label: list[0]?.task.label ?? key,
       n,
       mean: clean ? sumClean / clean : null,
       meanAll: sumClean / n,

@@ -79,7 +79,7 @@ export function meanCi(values: readonly number[]): MeanCi {
   let ss = 0;
   for (const v of values) ss += (v - mean) ** 2;
   const se = Math.sqrt(ss / (n - 1) / n);
-  const t = n - 1 <= T975.length ? T975[n - 2] : Z975;
+  const t = T975[n - 2] ?? Z975; // the table covers 1..T975.length degrees of freedom
   return { n, mean, low: mean - t * se, high: mean + t * se, method: "t" };
 }
 
@@ -120,7 +120,10 @@ export function histogram(values: readonly number[], maxBins = 10): Bin[] {
     hi: i === maxBins - 1 ? max : min + (i + 1) * width,
     count: 0,
   }));
-  for (const v of values) bins[Math.min(maxBins - 1, Math.floor((v - min) / width))].count++;
+  for (const v of values) {
+    const bin = bins[Math.min(maxBins - 1, Math.floor((v - min) / width))];
+    if (bin) bin.count++;
+  }
   return bins;
 }
 

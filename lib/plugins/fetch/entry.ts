@@ -207,7 +207,7 @@ export function foreignImports(source: string, relative: boolean): string[] {
   const re =
     /(?:\bimport\s*(?:[\w*{}\s,$]+\s*from\s*)?|\bexport\s*[\w*{}\s,$]*\s*from\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)(["'])([^"'\n]+)\1/g;
   for (const m of source.matchAll(re)) {
-    const spec = m[2];
+    const spec = m[2]!; // the regex's required group
     if (/^(node:|data:|https?:|file:)/.test(spec)) continue;
     if (spec.startsWith(".") || spec.startsWith("/")) {
       if (relative && !out.includes(spec)) out.push(spec);
@@ -242,5 +242,5 @@ export function missingDependency(file: string, error: string, relative: boolean
   if (mentioned) return mentioned;
   const resolution =
     /cannot find|could not (find|resolve)|not found|not a dependency|unable to resolve|module not found|relative import path/i;
-  return foreign.length > 0 && resolution.test(error) ? foreign[0] : null;
+  return resolution.test(error) ? foreign[0] ?? null : null;
 }

@@ -45,7 +45,7 @@ export function strongestHash(integrity: string): IntegrityHash | null {
     if (!m) continue;
     const algorithm = m[1] as IntegrityAlgorithm;
     if (!best || ALGORITHMS.indexOf(algorithm) > ALGORITHMS.indexOf(best.algorithm)) {
-      best = { algorithm, digest: m[2] };
+      best = { algorithm, digest: m[2]! }; // required group of the match above
     }
   }
   return best;
@@ -73,7 +73,7 @@ function hashes(integrity: string): Map<IntegrityAlgorithm, string> {
   const out = new Map<IntegrityAlgorithm, string>();
   for (const token of integrity.trim().split(/\s+/)) {
     const m = /^(sha1|sha256|sha384|sha512)-([A-Za-z0-9+/=]+)(\?.*)?$/.exec(token);
-    if (m && !out.has(m[1] as IntegrityAlgorithm)) out.set(m[1] as IntegrityAlgorithm, m[2]);
+    if (m && !out.has(m[1] as IntegrityAlgorithm)) out.set(m[1] as IntegrityAlgorithm, m[2]!);
   }
   return out;
 }

@@ -39,11 +39,11 @@ export interface RegistrySettingsOptions {
   /** Directory whose nearest `.npmrc` applies. */
   cwd: string;
   /** Explicit npm registry (wins over everything). */
-  registry?: string;
+  registry?: string | undefined;
   /** Explicit JSR npm-compatible registry (wins over everything). */
-  jsrRegistry?: string;
+  jsrRegistry?: string | undefined;
   /** Environment lookup. @default the process environment */
-  env?: (name: string) => string | undefined;
+  env?: ((name: string) => string | undefined) | undefined;
 }
 
 function withSlash(url: string): string {
@@ -114,7 +114,7 @@ export function registrySettings(options: RegistrySettingsOptions): RegistrySett
   const scopes: Record<string, string> = {};
   for (const [k, v] of Object.entries(merged)) {
     const m = /^(@[^:]+):registry$/.exec(k);
-    if (m && v) scopes[m[1]] = withSlash(v);
+    if (m && v) scopes[m[1]!] = withSlash(v); // required group of the match above
   }
   const jsrRegistry = withSlash(
     (options.jsrRegistry || undefined) ?? env("VF_JSR_REGISTRY") ?? scopes["@jsr"] ??
@@ -126,7 +126,7 @@ export function registrySettings(options: RegistrySettingsOptions): RegistrySett
     const m = /^(\/\/.+?):(_authToken|_auth)$/.exec(k);
     if (!m || !v) continue;
     credentials.push({
-      prefix: withSlash(m[1]),
+      prefix: withSlash(m[1]!), // required group of the match above
       header: m[2] === "_authToken" ? `Bearer ${v}` : `Basic ${v}`,
     });
   }

@@ -72,13 +72,13 @@ export function parsePackageSpec(id: string): PackageSpec {
     }
     return { source, name, displayName: name, range: range.trim(), subpath };
   }
-  const m = /^@([^/]+)\/([^/]+)$/.exec(name);
-  if (!m || !JSR_PART.test(m[1]) || !JSR_PART.test(m[2])) {
+  const [, scope, base] = /^@([^/]+)\/([^/]+)$/.exec(name) ?? [];
+  if (scope === undefined || base === undefined || !JSR_PART.test(scope) || !JSR_PART.test(base)) {
     throw invalid(id, `"${name}" is not a JSR package name`, "jsr:@scope/name@^1.2");
   }
   return {
     source,
-    name: `@jsr/${m[1]}__${m[2]}`,
+    name: `@jsr/${scope}__${base}`,
     displayName: name,
     range: range.trim(),
     subpath,

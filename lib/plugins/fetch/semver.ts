@@ -56,10 +56,10 @@ function comparePre(a: (string | number)[], b: (string | number)[]): number {
   if (a.length === 0) return 1;
   if (b.length === 0) return -1;
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (i >= a.length) return -1;
-    if (i >= b.length) return 1;
     const x = a[i];
     const y = b[i];
+    if (x === undefined) return -1;
+    if (y === undefined) return 1;
     if (x === y) continue;
     if (typeof x === "number" && typeof y === "number") return x < y ? -1 : 1;
     if (typeof x === "number") return -1;
@@ -185,10 +185,10 @@ export function parseRange(text: string): Range | null {
   const out: Range = [];
   for (const part of text.split("||")) {
     const s = part.trim().replace(/(<=|>=|<|>|=|~>?|\^)\s+/g, "$1");
-    const h = /^(\S+)\s+-\s+(\S+)$/.exec(s);
-    if (h) {
-      const a = parsePartial(h[1]);
-      const b = parsePartial(h[2]);
+    const [, from, to] = /^(\S+)\s+-\s+(\S+)$/.exec(s) ?? [];
+    if (from !== undefined && to !== undefined) {
+      const a = parsePartial(from);
+      const b = parsePartial(to);
       if (!a || !b) return null;
       out.push(hyphen(a, b));
       continue;
@@ -196,7 +196,7 @@ export function parseRange(text: string): Range | null {
     const set: Comparator[] = [];
     for (const tok of s.split(/\s+/).filter((t) => t)) {
       const m = /^(<=|>=|<|>|=|~>?|\^)?(.*)$/.exec(tok)!;
-      const p = parsePartial(m[2]);
+      const p = parsePartial(m[2] ?? "");
       if (!p) return null;
       const op = m[1] ?? "";
       if (op === "^") set.push(...caret(p));

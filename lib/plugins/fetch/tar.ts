@@ -33,10 +33,10 @@ function field(block: Uint8Array, offset: number, length: number): string {
 }
 
 function octal(block: Uint8Array, offset: number, length: number): number {
-  if (block[offset] & 0x80) {
+  if ((block[offset] ?? 0) & 0x80) {
     // base-256 (GNU) for large values
     let n = 0;
-    for (let i = offset + 1; i < offset + length; i++) n = n * 256 + block[i];
+    for (let i = offset + 1; i < offset + length; i++) n = n * 256 + (block[i] ?? 0);
     return n;
   }
   const text = field(block, offset, length).trim();
@@ -48,7 +48,7 @@ function octal(block: Uint8Array, offset: number, length: number): number {
 function checksumOk(block: Uint8Array): boolean {
   const stored = octal(block, 148, 8);
   let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : block[i];
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : block[i] ?? 0;
   return sum === stored;
 }
 

@@ -142,7 +142,7 @@ export function loadCriteria(path: string, weights: Record<string, number> = {})
   }
   const weighted = criteria.map((c) => ({
     ...c,
-    weight: Object.hasOwn(weights, c.name) ? weights[c.name] : c.weight,
+    weight: (Object.hasOwn(weights, c.name) ? weights[c.name] : undefined) ?? c.weight,
   }));
   const bad = weighted.filter((c) => !(c.weight >= 0 && c.weight < Infinity)).map((c) => c.name);
   if (bad.length) {
@@ -341,17 +341,19 @@ async function gradeAll(
   batches: Criterion[][],
   grade: (batch: Criterion[], signal: AbortSignal) => Promise<Record<string, number>>,
 ): Promise<Record<string, number>> {
-  const controllers = batches.map(() => new AbortController());
+  const controllers: AbortController[] = [];
   let first: { error: unknown } | null = null;
-  const runs = batches.map((b, i) =>
-    grade(b, controllers[i].signal).catch((error) => {
+  const runs = batches.map((b) => {
+    const controller = new AbortController();
+    controllers.push(controller);
+    return grade(b, controller.signal).catch((error) => {
       if (!first) {
         first = { error };
         for (const c of controllers) c.abort(error);
       }
       throw error;
-    })
-  );
+    });
+  });
   const settled = await Promise.allSettled(runs);
   if (first) throw (first as { error: unknown }).error;
   const out: Record<string, number> = {};
@@ -373,9 +375,11 @@ export async function scoreRubric(ctx: JudgeContext): Promise<JudgeScore> {
   let total = 0;
   let sum = 0;
   for (const c of criteria) {
-    metrics[`${ctx.rewardKey}/${c.name}`] = scores[c.name];
+    const score = scores[c.name];
+    if (score === undefined) throw new TaskError(`rubric judge gave no score for '${c.name}'`);
+    metrics[`${ctx.rewardKey}/${c.name}`] = score;
     total += c.weight;
-    sum += c.weight * scores[c.name];
+    sum += c.weight * score;
   }
   return { reward: sum / total, metrics };
 }

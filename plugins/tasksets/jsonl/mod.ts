@@ -68,8 +68,8 @@ function parseRows(text: string, file: string): Row[] {
   }
   const rows: Row[] = [];
   const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
+  for (const [i, raw] of lines.entries()) {
+    const line = raw.trim();
     if (line === "") continue;
     try {
       rows.push({ where: `${file}:${i + 1}`, value: JSON.parse(line) });

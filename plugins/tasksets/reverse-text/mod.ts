@@ -35,7 +35,7 @@ export function reverseText(text: string): string {
 export function lcsReward(reply: string, answer: string): number {
   // Python: the first `<reversed_text>(.*?)</reversed_text>` match (DOTALL), stripped.
   const match = /<reversed_text>([\s\S]*?)<\/reversed_text>/.exec(reply);
-  return sequenceRatio(match ? match[1].trim() : "", answer);
+  return sequenceRatio(match?.[1]?.trim() ?? "", answer);
 }
 
 /** The `reverse-text` taskset plugin. */

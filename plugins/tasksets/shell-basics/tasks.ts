@@ -35,7 +35,7 @@ const SALES_ROWS = Array.from(
   (_, i) => `${i + 1},item-${String.fromCharCode(97 + (i % 26))}${i},${((i * 7) % 50) + 1}`,
 );
 
-const USERS = [
+const USERS: [id: string, name: string, email: string][] = [
   ["1", "Ada", "ada@example.com"],
   ["2", "Brian", "brian@example.org"],
   ["3", "Chen", "chen@example.net"],
