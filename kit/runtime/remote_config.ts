@@ -16,21 +16,29 @@ export const MAX_REMOTE_TIMEOUT_S = 86_400;
 export const TIMEOUT_RANGE_MESSAGE = "timeout must be between 60 and 86400 seconds";
 
 /** The `timeout` key of a remote runtime: hard sandbox lifetime in seconds. */
-export const remoteTimeoutSchema: z.ZodDefault<z.ZodNumber> = z.number().refine(isValidRemoteTimeout, {
-  message: TIMEOUT_RANGE_MESSAGE,
-}).default(MAX_REMOTE_TIMEOUT_S).describe(
+export const remoteTimeoutSchema: z.ZodDefault<z.ZodNumber> = z.number().refine(
+  isValidRemoteTimeout,
+  {
+    message: TIMEOUT_RANGE_MESSAGE,
+  },
+).default(MAX_REMOTE_TIMEOUT_S).describe(
   "Hard sandbox lifetime in seconds (60..86400); harness timeouts are capped to it",
 );
 
 /** The `image` key shared by remote runtimes. */
-export const remoteImageSchema: z.ZodDefault<z.ZodString> = z.string().min(1).default("python:3.11-slim").describe(
+export const remoteImageSchema: z.ZodDefault<z.ZodString> = z.string().min(1).default(
+  "python:3.11-slim",
+).describe(
   "Container image of the sandbox",
 );
 
 /** The `workdir` key shared by remote runtimes (absolute). */
-export const remoteWorkdirSchema: z.ZodDefault<z.ZodString> = z.string().refine((p) => p.startsWith("/"), {
-  message: "workdir must be an absolute path",
-}).default("/app").describe("Working directory inside the sandbox (absolute)");
+export const remoteWorkdirSchema: z.ZodDefault<z.ZodString> = z.string().refine(
+  (p) => p.startsWith("/"),
+  {
+    message: "workdir must be an absolute path",
+  },
+).default("/app").describe("Working directory inside the sandbox (absolute)");
 
 /** True when `t` is an allowed lifetime. */
 export function isValidRemoteTimeout(t: number): boolean {
