@@ -10,6 +10,8 @@
  * @module
  */
 import type { z } from "zod";
+import type { HarnessFields, JudgeFields, RuntimeFields, TasksetFields } from "./common_keys.ts";
+import { parsePluginConfig } from "./parse_config.ts";
 import type { ProgramResult, Runtime } from "./runtime/runtime.ts";
 import type { LedgerEntry } from "./runtime/ledger.ts";
 import type { TaskData } from "./tasks/task_data.ts";
@@ -37,24 +39,44 @@ export const PLUGIN_ABI = 1;
 // deno-lint-ignore no-explicit-any
 export type ConfigSchema = z.ZodObject<any>;
 
+/**
+ * The validated values of a plugin's own keys (`{}` for a schema without keys, where zod
+ * infers `Record<string, never>`, which would clash with the common keys).
+ */
+export type OwnConfig<S extends ConfigSchema> = S extends z.ZodObject<infer Shape>
+  ? [keyof Shape] extends [never] ? Record<never, never> : z.output<S>
+  : z.output<S>;
+
+/**
+ * A taskset's resolved config as its hooks receive it: the common keys of `env.taskset`
+ * plus the plugin's own, typed by its schema `S` (validated, defaults filled).
+ */
+export type TasksetConfig<S extends ConfigSchema = ConfigSchema> = TasksetFields & OwnConfig<S>;
+/** A harness's resolved config: the common keys of `env.agent.harness` plus its own. */
+export type HarnessConfig<S extends ConfigSchema = ConfigSchema> = HarnessFields & OwnConfig<S>;
+/** A judge entry's resolved config: the common keys of a judge entry plus its own. */
+export type JudgeConfig<S extends ConfigSchema = ConfigSchema> = JudgeFields & OwnConfig<S>;
+/** A runtime's resolved config: `type` plus the runtime's own keys. */
+export type RuntimeConfig<S extends ConfigSchema = ConfigSchema> = RuntimeFields & OwnConfig<S>;
+
 /** Fields every plugin has. */
-export interface PluginBase<K extends PluginKind> {
+export interface PluginBase<K extends PluginKind, S extends ConfigSchema = ConfigSchema> {
   kind: K;
   id: string;
   abi: 1;
   /** One line, shown by `vf plugins list`. */
   description: string;
   /** The plugin's own config keys (defaults, types, help text). */
-  config: ConfigSchema;
+  config: S;
 }
 
 /** What a hook gets: the task data, the trace so far, and the runtime when it is alive. */
-export interface HookContext {
+export interface HookContext<C = TasksetConfig> {
   task: TaskData;
   trace: Trace;
   runtime: Runtime | null;
   /** The taskset's resolved config. */
-  config: Record<string, unknown>;
+  config: C;
   signal: AbortSignal;
 }
 
@@ -62,8 +84,8 @@ export interface HookContext {
 export type ScoreValue = number | Record<string, number>;
 
 /** A reward hook with its weight and ordering priority. */
-export interface RewardHook {
-  fn(ctx: HookContext): ScoreValue | Promise<ScoreValue>;
+export interface RewardHook<C = TasksetConfig> {
+  fn(ctx: HookContext<C>): ScoreValue | Promise<ScoreValue>;
   /** @default 1 */
   weight?: number;
   /** Higher runs first. @default 0 */
@@ -71,15 +93,15 @@ export interface RewardHook {
 }
 
 /** A metric hook (unweighted). */
-export interface MetricHook {
-  fn(ctx: HookContext): ScoreValue | Promise<ScoreValue>;
+export interface MetricHook<C = TasksetConfig> {
+  fn(ctx: HookContext<C>): ScoreValue | Promise<ScoreValue>;
   /** @default 0 */
   priority?: number;
 }
 
 /** A stop hook: checked before each model call; true stops the rollout under its name. */
-export interface StopHook {
-  fn(ctx: HookContext): boolean | Promise<boolean>;
+export interface StopHook<C = TasksetConfig> {
+  fn(ctx: HookContext<C>): boolean | Promise<boolean>;
   /** @default 0 */
   priority?: number;
 }
@@ -92,27 +114,28 @@ export interface Solution {
   commands?: string[];
 }
 
-/** Task behaviour shared by all tasks of a taskset. */
-export interface TaskHooks {
+/** Task behaviour shared by all tasks of a taskset whose resolved config is `C`. */
+export interface TaskHooks<C = TasksetConfig> {
   /** Prepares the runtime for the task (counts against the setup timeout). */
-  setup?(ctx: HookContext): Promise<void>;
+  setup?(ctx: HookContext<C>): Promise<void>;
   /** Runs after the agent, before scoring (e.g. collect files). */
-  finalize?(ctx: HookContext): Promise<void>;
+  finalize?(ctx: HookContext<C>): Promise<void>;
   /** Gold check: is the task solvable/set up right in this runtime? */
-  validate?(ctx: HookContext): Promise<boolean>;
-  rewards?: Record<string, RewardHook>;
-  metrics?: Record<string, MetricHook>;
-  stops?: Record<string, StopHook>;
+  validate?(ctx: HookContext<C>): Promise<boolean>;
+  rewards?: Record<string, RewardHook<C>>;
+  metrics?: Record<string, MetricHook<C>>;
+  stops?: Record<string, StopHook<C>>;
   /** The reference solution, used by the oracle model. */
-  solution?(task: TaskData, config: Record<string, unknown>): Solution;
+  solution?(task: TaskData, config: C): Solution;
   /** Durable task key; defaults to the task hash. */
   key?(task: TaskData): string;
   /** Extra environment for commands of this task's runtime (not traced). */
   runtimeEnv?(task: TaskData): Record<string, string>;
 }
 
-/** A taskset: config in, tasks out. */
-export interface TasksetPlugin extends PluginBase<"taskset">, TaskHooks {
+/** A taskset: config in, tasks out. `S` is the schema of its own config keys. */
+export interface TasksetPlugin<S extends ConfigSchema = ConfigSchema>
+  extends PluginBase<"taskset", S>, TaskHooks<TasksetConfig<S>> {
   /** True when `load()` never ends (a run must bound it with `-n`). */
   infinite?: boolean;
   /** True when tasks need a container runtime. */
@@ -124,7 +147,7 @@ export interface TasksetPlugin extends PluginBase<"taskset">, TaskHooks {
   taskType?: string;
   /** Loads the tasks: an array, an iterable or an async iterable (generators welcome). */
   load(
-    config: Record<string, unknown>,
+    config: TasksetConfig<S>,
   ): Iterable<TaskData> | AsyncIterable<TaskData> | Promise<Iterable<TaskData>>;
 }
 
@@ -138,8 +161,8 @@ export interface HarnessCapabilities {
   appendsSystemPrompt: boolean;
 }
 
-/** What a harness gets to run one rollout. */
-export interface HarnessLaunchContext {
+/** What a harness gets to run one rollout; `C` is the harness's resolved config. */
+export interface HarnessLaunchContext<C = HarnessConfig> {
   runtime: Runtime;
   /** Interception endpoint including `/v1`, e.g. `http://127.0.0.1:4000/v1`. */
   endpoint: string;
@@ -150,20 +173,21 @@ export interface HarnessLaunchContext {
   /** The initial conversation (system prompt already applied per capabilities). */
   messages: Message[];
   /** The harness's resolved config. */
-  config: Record<string, unknown>;
+  config: C;
   /** Aborted when the rollout's agent budget expires or the run is cancelled. */
   signal: AbortSignal;
   /** Logs a line to the run log. */
   log(message: string): void;
 }
 
-/** An agent program. */
-export interface HarnessPlugin extends PluginBase<"harness"> {
+/** An agent program. `S` is the schema of its own config keys. */
+export interface HarnessPlugin<S extends ConfigSchema = ConfigSchema>
+  extends PluginBase<"harness", S> {
   capabilities: HarnessCapabilities;
   /** Installs what the harness needs in the runtime (counts against the setup timeout). */
-  setup?(runtime: Runtime, config: Record<string, unknown>, signal: AbortSignal): Promise<void>;
+  setup?(runtime: Runtime, config: HarnessConfig<S>, signal: AbortSignal): Promise<void>;
   /** Runs the agent until it is done; every model call goes through `ctx.endpoint`. */
-  launch(ctx: HarnessLaunchContext): Promise<ProgramResult>;
+  launch(ctx: HarnessLaunchContext<HarnessConfig<S>>): Promise<ProgramResult>;
 }
 
 /** What one judge model call returned; the framework has already recorded it in the trace. */
@@ -191,10 +215,10 @@ export interface JudgeCompleteOptions {
   signal?: AbortSignal;
 }
 
-/** What a judge gets to score one trace. */
-export interface JudgeContext extends HookContext {
+/** What a judge gets to score one trace; `J` is the judge entry's resolved config. */
+export interface JudgeContext<J = JudgeConfig> extends HookContext {
   /** The judge's resolved config (client fields, model, weight, own keys). */
-  judge: Record<string, unknown>;
+  judge: J;
   /** The key the judge's reward is recorded under (`name`, else derived from the id). */
   rewardKey: string;
   /** The text of the entry's `prompt` file (read before the run), or null to use the judge's own. */
@@ -222,20 +246,23 @@ export interface JudgeScore {
  */
 export type JudgeResult = ScoreValue | JudgeScore;
 
-/** A scorer that runs after the task's own rewards. */
-export interface JudgePlugin extends PluginBase<"judge"> {
+/** A scorer that runs after the task's own rewards. `S` is the schema of its own keys. */
+export interface JudgePlugin<S extends ConfigSchema = ConfigSchema> extends PluginBase<"judge", S> {
   /**
    * Scores the trace: one number (the reward, weighted by the entry's `weight`), several
    * keyed numbers (each a reward with that weight), or `{reward, metrics}`. Throwing
    * records a `TaskError` and leaves the reward null — a judge failure is never a 0.
    */
-  score(ctx: JudgeContext): Promise<JudgeResult>;
+  score(ctx: JudgeContext<JudgeConfig<S>>): Promise<JudgeResult>;
   /**
    * Checks a resolved judge entry before any rollout (e.g. reads the files it names);
    * throwing refuses the run with the error's message.
    */
-  check?(config: Record<string, unknown>): void;
+  check?(config: JudgeConfig<S>): void;
 }
+
+/** Runtime settings before validation: the `[env.agent.runtime]` table as given. */
+export type RuntimeSettings = Readonly<Record<string, unknown>>;
 
 /** Options given to a runtime factory. */
 export interface RuntimeCreateOptions {
@@ -247,13 +274,19 @@ export interface RuntimeCreateOptions {
   log?: (message: string) => void;
 }
 
-/** A runtime type: makes {@link Runtime} instances from its config. */
-export interface RuntimePlugin extends PluginBase<"runtime"> {
+/** A runtime type: makes {@link Runtime} instances from its config. `S`: its own keys. */
+export interface RuntimePlugin<S extends ConfigSchema = ConfigSchema>
+  extends PluginBase<"runtime", S> {
   /** True when instances run on this machine. */
   isLocal: boolean;
-  create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime;
+  /**
+   * Makes an instance. `settings` may come from anywhere (`vf sandbox exec`, a script),
+   * so the plugin made by {@link defineRuntime} validates them against `config` first
+   * (a bad key is a ConfigError naming it) and hands its spec a {@link RuntimeConfig}.
+   */
+  create(settings: RuntimeSettings, options: RuntimeCreateOptions): Runtime;
   /** Checks a resolved config before any rollout (rules across keys); throws a ConfigError. */
-  check?(config: Record<string, unknown>): void;
+  check?(settings: RuntimeSettings): void;
   /**
    * Remote runtimes: confirms the stop of a sandbox known only from its ledger entry
    * (`vf sandboxes gc`). Resolves when the provider confirmed it gone (an "already gone"
@@ -279,24 +312,63 @@ export type PluginOf<K extends PluginKind> = K extends "taskset" ? TasksetPlugin
 
 type Spec<P> = Omit<P, "kind" | "abi">;
 
-/** Declares a taskset plugin. */
-export function defineTaskset(spec: Spec<TasksetPlugin>): TasksetPlugin {
+/** What {@link defineRuntime} takes: the plugin, its hooks receiving the validated config. */
+export type RuntimeSpec<S extends ConfigSchema> =
+  & Omit<Spec<RuntimePlugin<S>>, "create" | "check">
+  & {
+    /** Makes an instance from the validated config. */
+    create(config: RuntimeConfig<S>, options: RuntimeCreateOptions): Runtime;
+    /** Checks a validated config (rules across keys); throws a ConfigError. */
+    check?(config: RuntimeConfig<S>): void;
+    /** The hint of the ConfigError a bad config gets. @default "run `vf plugins show <id>`" */
+    configHint?: string;
+  };
+
+/**
+ * Declares a taskset plugin. Its hooks receive `z.infer` of its `config` schema (plus the
+ * common keys), already validated by the config pipeline.
+ */
+export function defineTaskset<S extends ConfigSchema>(
+  spec: Spec<TasksetPlugin<S>>,
+): TasksetPlugin<S> {
   return { ...spec, kind: "taskset", abi: 1 };
 }
 
-/** Declares a harness plugin. */
-export function defineHarness(spec: Spec<HarnessPlugin>): HarnessPlugin {
+/** Declares a harness plugin; `setup` and `launch` receive its validated, typed config. */
+export function defineHarness<S extends ConfigSchema>(
+  spec: Spec<HarnessPlugin<S>>,
+): HarnessPlugin<S> {
   return { ...spec, kind: "harness", abi: 1 };
 }
 
-/** Declares a judge plugin. */
-export function defineJudge(spec: Spec<JudgePlugin>): JudgePlugin {
+/** Declares a judge plugin; `score` and `check` receive the validated, typed judge entry. */
+export function defineJudge<S extends ConfigSchema>(spec: Spec<JudgePlugin<S>>): JudgePlugin<S> {
   return { ...spec, kind: "judge", abi: 1 };
 }
 
-/** Declares a runtime plugin; its `id` is the `type` used in `[env.agent.runtime]`. */
-export function defineRuntime(spec: Spec<RuntimePlugin>): RuntimePlugin {
-  return { ...spec, kind: "runtime", abi: 1 };
+/**
+ * Declares a runtime plugin; its `id` is the `type` used in `[env.agent.runtime]`.
+ * `create` and `check` receive the config validated against the plugin's own schema (a
+ * bad key is a {@link ConfigError} naming it), so a runtime made outside the config
+ * pipeline (`vf sandbox exec`, a script) is checked the same way.
+ */
+export function defineRuntime<S extends ConfigSchema>(spec: RuntimeSpec<S>): RuntimePlugin<S> {
+  const { configHint, create, check, ...plugin } = spec;
+  const hint = configHint ?? `run \`vf plugins show ${spec.id}\` to list the keys`;
+  const validated = (settings: RuntimeSettings): RuntimeConfig<S> =>
+    ({
+      ...parsePluginConfig(`runtime "${spec.id}"`, spec.config, settings, hint),
+      type: typeof settings.type === "string" ? settings.type : spec.id,
+    }) as RuntimeConfig<S>; // zod's output of a generic schema is not narrowed by OwnConfig
+  return {
+    ...plugin,
+    kind: "runtime",
+    abi: 1,
+    create: (settings, options) => create.call(spec, validated(settings), options),
+    ...(check
+      ? { check: (settings: RuntimeSettings) => check.call(spec, validated(settings)) }
+      : {}),
+  };
 }
 
 /** Structural check: is `value` a plugin of any kind with a supported ABI? */

@@ -29,12 +29,15 @@ export {
 } from "./contract.ts";
 export type {
   BuiltinCatalog,
+  ConfigSchema,
   HarnessCapabilities,
+  HarnessConfig,
   HarnessLaunchContext,
   HarnessPlugin,
   HookContext,
   JudgeCompleteOptions,
   JudgeCompletion,
+  JudgeConfig,
   JudgeContext,
   JudgePlugin,
   JudgeResult,
@@ -43,12 +46,16 @@ export type {
   Plugin,
   PluginKind,
   RewardHook,
+  RuntimeConfig,
   RuntimeCreateOptions,
   RuntimePlugin,
+  RuntimeSettings,
+  RuntimeSpec,
   ScoreValue,
   Solution,
   StopHook,
   TaskHooks,
+  TasksetConfig,
   TasksetPlugin,
 } from "./contract.ts";
 export { parsePluginConfig } from "./parse_config.ts";

@@ -3,7 +3,13 @@
  *
  * @module
  */
-import type { HookContext } from "../kit/contract.ts";
+import type {
+  ConfigSchema,
+  HarnessConfig,
+  HarnessPlugin,
+  HookContext,
+  TasksetConfig,
+} from "../kit/contract.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
 import type { Message, Trace } from "../kit/trace/types.ts";
@@ -65,7 +71,16 @@ export function hookContext(
   task: TaskData,
   trace: Trace,
   runtime: Runtime | null = null,
-  config: Record<string, unknown> = {},
+  config: TasksetConfig = { id: "", system_prompt: null },
 ): HookContext {
   return { task, trace, runtime, config, signal: new AbortController().signal };
+}
+
+/** A harness's config as the config pipeline resolves it: the common keys, then its own. */
+export function harnessConfig<S extends ConfigSchema>(
+  plugin: HarnessPlugin<S>,
+  own: Record<string, unknown> = {},
+): HarnessConfig<S> {
+  const parsed = plugin.config.parse(own);
+  return { id: plugin.id, env: {}, forward_env: [], ...parsed } as HarnessConfig<S>;
 }

@@ -16,6 +16,7 @@ import { runChatLoop } from "../kit/harness/chat_loop.ts";
 import type { HarnessPlugin } from "../kit/contract.ts";
 import { tempRuntime } from "./_temp_runtime.ts";
 import type { Message } from "../kit/trace/types.ts";
+import { harnessConfig } from "./_trace_helpers.ts";
 
 const SECRET = "sk-rollout-test-secret";
 const BASH_SENTENCE =
@@ -181,7 +182,7 @@ async function launch(
       secret: SECRET,
       model: "test-model",
       messages: options.messages ?? [{ role: "user", content: "do the task" }],
-      config: harness.config.parse(options.config ?? {}),
+      config: harnessConfig(harness, options.config),
       signal: options.signal ?? new AbortController().signal,
       log: (m) => logs.push(m),
     });
@@ -366,7 +367,7 @@ describe("bash harness", () => {
         secret: "sk-wrong",
         model: "m",
         messages: [{ role: "user", content: "x" }],
-        config: bashHarness.config.parse({}),
+        config: harnessConfig(bashHarness),
         signal: new AbortController().signal,
         log: () => {},
       });

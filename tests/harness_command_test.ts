@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import commandHarness from "../plugins/harnesses/command/mod.ts";
 import { tempRuntime } from "./_temp_runtime.ts";
+import { harnessConfig } from "./_trace_helpers.ts";
 import type { Message } from "../kit/trace/types.ts";
 
 const SECRET = "sk-command-test-secret";
@@ -120,7 +121,7 @@ async function launch(
     secret: SECRET,
     model: "test-model",
     messages: options.messages ?? MESSAGES,
-    config: commandHarness.config.parse(config),
+    config: harnessConfig(commandHarness, config),
     signal: new AbortController().signal,
     log: (m) => logs.push(m),
   });

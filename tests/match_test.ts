@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { TaskError } from "../kit/errors.ts";
-import type { JudgeContext } from "../kit/contract.ts";
+import type { JudgeConfig, JudgeContext } from "../kit/contract.ts";
 import {
   answerNumber,
   extractBoxed,
@@ -17,6 +17,7 @@ import { seededRandom } from "../kit/tasks/taskset_view.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
 import matchJudge, { matchJudgeConfig } from "../plugins/judges/match/mod.ts";
 import { traceWithMessages, traceWithReply } from "./_trace_helpers.ts";
+import { judgeEntry } from "./fixtures/judges/judge_helpers.ts";
 import { runPython } from "./_python.ts";
 
 function randomText(rand: () => number, n: number, alphabet: string): string {
@@ -200,14 +201,14 @@ function judgeContext(
   task: TaskData,
   reply: string,
   judge: Record<string, unknown> = {},
-): JudgeContext {
+): JudgeContext<JudgeConfig<typeof matchJudgeConfig>> {
   return {
     task,
     trace: traceWithReply(reply),
     runtime: null,
-    config: {},
+    config: { id: "", system_prompt: null },
     signal: new AbortController().signal,
-    judge: { id: "match", weight: 1, ...judge },
+    judge: judgeEntry(matchJudge, judge),
     rewardKey: "match",
     prompt: null,
     complete: () => Promise.reject(new Error("the match judge must not call a model")),

@@ -16,6 +16,7 @@ import OpenAI from "openai";
 import { type OracleServer, startOracleServer } from "../lib/model/oracle.ts";
 import bashHarness from "../plugins/harnesses/bash/mod.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
+import { harnessConfig } from "./_trace_helpers.ts";
 
 let oracle: OracleServer;
 before(async () => {
@@ -257,7 +258,7 @@ describe("oracle server", () => {
         secret: "sk-any",
         model: "oracle",
         messages: [{ role: "user", content: "write 7 to answer.txt" }],
-        config: bashHarness.config.parse({}),
+        config: harnessConfig(bashHarness),
         signal: new AbortController().signal,
         log: () => {},
       });

@@ -42,7 +42,7 @@ describe("local runtime plugin", () => {
     assert.equal(local.id, "subprocess");
     assert.equal(local.isLocal, true);
     assert.deepEqual(local.config.parse({}), { workdir_root: null, keep_workdir: false, env: {} });
-    for (const key of ["workdir_root", "keep_workdir", "env"]) {
+    for (const key of ["workdir_root", "keep_workdir", "env"] as const) {
       const description = local.config.shape[key]?.description;
       assert.ok(description && description.length > 10, `${key} has no description`);
     }

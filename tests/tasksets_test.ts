@@ -3,7 +3,7 @@ import { relative, resolve } from "node:path";
 import { cwd } from "node:process";
 import { after, describe, it } from "node:test";
 import { InputError, TaskError } from "../kit/errors.ts";
-import type { HookContext, TasksetPlugin } from "../kit/contract.ts";
+import type { ConfigSchema, HookContext, TasksetConfig, TasksetPlugin } from "../kit/contract.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
 import { sequenceRatio } from "../kit/scoring/sequence_matcher.ts";
 import { taskHash } from "../kit/tasks/hash.ts";
@@ -24,11 +24,12 @@ const FIXTURES = resolve(
 );
 
 /** Resolved config: the plugin's defaults plus `overrides` (as the framework would pass it). */
-function configOf(
-  plugin: TasksetPlugin,
+function configOf<S extends ConfigSchema>(
+  plugin: TasksetPlugin<S>,
   overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return { id: plugin.id, system_prompt: null, ...plugin.config.parse(overrides) };
+): TasksetConfig<S> {
+  const own = plugin.config.parse(overrides);
+  return { id: plugin.id, system_prompt: null, ...own } as TasksetConfig<S>;
 }
 
 async function tasksOf(
@@ -48,7 +49,7 @@ async function reward(plugin: TasksetPlugin, name: string, ctx: HookContext): Pr
 }
 
 function solutionText(plugin: TasksetPlugin, task: TaskData): string {
-  const text = plugin.solution?.(task, {}).text;
+  const text = plugin.solution?.(task, configOf(plugin)).text;
   assert.equal(typeof text, "string", `${plugin.id} has a solution text`);
   return text!;
 }
@@ -209,7 +210,7 @@ describe("jsonl taskset", () => {
       },
       { idx: 42, prompt: [{ role: "user", content: "What is 6 x 7?" }], answer: 42 },
     ]);
-    assert.deepEqual(tasks.map((t) => jsonl.solution!(t, {})), [
+    assert.deepEqual(tasks.map((t) => jsonl.solution!(t, configOf(jsonl, { path: "x.jsonl" }))), [
       { text: "Paris" },
       { text: "red" },
       { text: "42" },
@@ -290,7 +291,7 @@ describe("shell-basics taskset", () => {
     assert.equal(new Set(tasks.map((t) => shellBasics.key!(t))).size, tasks.length);
     assert.equal(shellBasics.needsContainer, false);
     for (const t of tasks) {
-      const sol = shellBasics.solution!(t, {});
+      const sol = shellBasics.solution!(t, configOf(shellBasics));
       assert.ok(sol.commands && sol.commands.length > 0, `${String(t.name)} has commands`);
       assert.equal(typeof sol.text, "string");
     }
@@ -312,7 +313,7 @@ describe("shell-basics taskset", () => {
   for (const spec of SHELL_TASKS) {
     it(`${spec.name}: the solution passes, doing nothing fails`, async () => {
       const task = (await tasksOf(shellBasics)).find((t) => t.name === spec.name)!;
-      const solution = shellBasics.solution!(task, {});
+      const solution = shellBasics.solution!(task, configOf(shellBasics));
 
       const solved = await freshRuntime(`solved-${spec.name}`);
       await shellBasics.setup!(shellContext(task, traceWithReply(""), solved));

@@ -11,7 +11,8 @@
  * @module
  */
 import { InputError, PluginError } from "../errors.ts";
-import type { TasksetPlugin } from "../contract.ts";
+import type { TasksetFields } from "../common_keys.ts";
+import type { TasksetConfig, TasksetPlugin } from "../contract.ts";
 import { taskHash } from "./hash.ts";
 import type { TaskData } from "./task_data.ts";
 
@@ -62,7 +63,7 @@ function iterate(loaded: unknown, id: string): AsyncIterable<unknown> | Iterable
 
 async function* baseTasks(
   plugin: TasksetPlugin,
-  config: Record<string, unknown>,
+  config: TasksetConfig,
 ): AsyncGenerator<TaskData> {
   const override = typeof config.system_prompt === "string" ? config.system_prompt : null;
   const loaded: unknown = await plugin.load(config);
@@ -83,21 +84,25 @@ async function* baseTasks(
   }
 }
 
+/** A taskset's resolved config; the common keys default to the plugin's id, no system prompt. */
+export type TasksetViewConfig = Partial<TasksetFields> & Record<string, unknown>;
+
 /** A lazy, immutable view of a taskset's tasks under a resolved config. */
 export class TasksetView implements AsyncIterable<TaskData> {
   /** The taskset plugin. */
   readonly plugin: TasksetPlugin;
   /** The taskset's resolved config (passed to `load()` and hooks). */
-  readonly config: Record<string, unknown>;
+  readonly config: TasksetConfig;
   #infinite: boolean;
   #source: Source;
 
   /** The full view of `plugin` under `config`. */
-  constructor(plugin: TasksetPlugin, config: Record<string, unknown> = {}) {
+  constructor(plugin: TasksetPlugin, config: TasksetViewConfig = {}) {
+    const full: TasksetConfig = { id: plugin.id, system_prompt: null, ...config };
     this.plugin = plugin;
-    this.config = config;
+    this.config = full;
     this.#infinite = plugin.infinite === true;
-    this.#source = () => baseTasks(plugin, config);
+    this.#source = () => baseTasks(plugin, full);
   }
 
   /** The taskset id (used in messages). */

@@ -18,11 +18,14 @@ import type { InterceptionServer } from "../model/interception_server.ts";
 import type { ProviderClient } from "../model/provider_client.ts";
 import type { OracleServer } from "../model/oracle.ts";
 import type {
+  HarnessConfig,
   HarnessPlugin,
   HookContext,
+  RuntimeConfig,
   RuntimePlugin,
   Solution,
   StopHook,
+  TasksetConfig,
   TasksetPlugin,
 } from "../../kit/contract.ts";
 import { capHarnessTimeout, type Runtime } from "../../kit/runtime/runtime.ts";
@@ -62,11 +65,11 @@ export interface RetryPolicy {
 /** Everything a rollout needs besides its task; shared by all rollouts of a run. */
 export interface RolloutPlan {
   taskset: TasksetPlugin;
-  tasksetConfig: Record<string, unknown>;
+  tasksetConfig: TasksetConfig;
   harness: HarnessPlugin;
-  harnessConfig: Record<string, unknown>;
+  harnessConfig: HarnessConfig;
   runtime: RuntimePlugin;
-  runtimeConfig: Record<string, unknown>;
+  runtimeConfig: RuntimeConfig;
   /** The resolved agent config, recorded on each trace. */
   agentConfig: Record<string, unknown>;
   limits: {

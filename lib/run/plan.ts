@@ -61,7 +61,7 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     return configureJudge(plugin, entry, fallbacks);
   });
   // the runtime's cross-field rules (e.g. Prime idle_timeout <= timeout), before any rollout
-  runtime.check?.(agent.runtime as Record<string, unknown>);
+  runtime.check?.(agent.runtime);
   const sampling = Object.fromEntries(
     Object.entries(config.sampling).filter(([, v]) => v !== null),
   );
@@ -70,15 +70,15 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   return {
     ready,
     taskset,
-    tasksetConfig: config.env.taskset as Record<string, unknown>,
+    tasksetConfig: config.env.taskset,
     harness,
-    harnessConfig: agent.harness as Record<string, unknown>,
+    harnessConfig: agent.harness,
     runtime,
-    runtimeConfig: agent.runtime as Record<string, unknown>,
+    runtimeConfig: agent.runtime,
     agentConfig: structuredClone({
       ...agent,
       // Python's runtime configs forbid unknown keys: the trace carries only Python's.
-      runtime: splitRuntimeConfig(agent.runtime as Record<string, unknown>).wire,
+      runtime: splitRuntimeConfig(agent.runtime).wire,
       model: config.model,
       sampling: config.sampling,
     }) as Record<string, unknown>,

@@ -185,7 +185,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
 
   registerRunSecrets(config);
   // 1. input checks before anything touches the disk
-  const tasksetConfig = { ...config.env.taskset } as Record<string, unknown>;
+  const tasksetConfig = { ...config.env.taskset };
   if (config.env.taskset.system_prompt) {
     tasksetConfig.system_prompt = readSystemPrompt(config.env.taskset.system_prompt, options.cwd);
   }

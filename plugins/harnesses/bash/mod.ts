@@ -35,7 +35,7 @@ export default defineHarness({
   config,
   capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
   launch(ctx) {
-    const cfg = config.parse(ctx.config);
+    const cfg = ctx.config;
     const tools: HostTool[] = [
       createBashTool(ctx.runtime, {
         timeoutS: cfg.command_timeout,

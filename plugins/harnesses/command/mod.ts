@@ -55,7 +55,7 @@ export default defineHarness({
   config,
   capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
   async launch(ctx) {
-    const cfg = config.parse(ctx.config);
+    const cfg = ctx.config;
     const messagesFile = `/tmp/vf-command-${randomUUID()}/messages.json`;
     await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
     const env: Record<string, string> = {

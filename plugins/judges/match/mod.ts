@@ -44,14 +44,17 @@ export const matchJudgeConfig = z.object({
   ),
 });
 
+/** The resolved config of a `match` judge entry. */
+export type MatchJudgeConfig = z.infer<typeof matchJudgeConfig>;
+
 /**
  * Scores one trace: 1 when its last reply matches the task's answer field, else 0;
  * `{}` (no score) for a task without the field when `missing = "skip"`.
  */
 export function scoreMatch(
-  ctx: Pick<JudgeContext, "judge" | "task" | "trace">,
+  ctx: Pick<JudgeContext<MatchJudgeConfig>, "judge" | "task" | "trace">,
 ): 0 | 1 | Record<string, never> {
-  const cfg = matchJudgeConfig.parse(ctx.judge);
+  const cfg = ctx.judge;
   const answer = ctx.task[cfg.answer_field];
   if (answer === undefined || answer === null) {
     if (cfg.missing === "skip") return {};

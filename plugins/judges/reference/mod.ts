@@ -13,6 +13,7 @@ import {
   fence,
   JUDGE_VIEWS,
   judgeAnswer,
+  type JudgeConfig,
   type JudgeContext,
   judgeQuestion,
   judgeResponse,
@@ -65,8 +66,10 @@ export function referencePrompt(
 }
 
 /** Scores one trace with a `reference` judge: 1 or 0, or throws a `TaskError`. */
-export async function scoreReference(ctx: JudgeContext): Promise<number> {
-  const cfg = referenceJudgeConfig.parse(ctx.judge);
+export async function scoreReference(
+  ctx: JudgeContext<JudgeConfig<typeof referenceJudgeConfig>>,
+): Promise<number> {
+  const cfg = ctx.judge;
   const answer = judgeAnswer(ctx.task, cfg.answer_field, "reference");
   const response = judgeResponse(ctx.trace, cfg.view);
   if (!response.trim()) return 0;

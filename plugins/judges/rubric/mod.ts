@@ -18,6 +18,7 @@ import {
   fence,
   JUDGE_VIEWS,
   judgeAnswer,
+  type JudgeConfig,
   type JudgeContext,
   judgeQuestion,
   judgeResponse,
@@ -362,8 +363,10 @@ async function gradeAll(
 }
 
 /** Scores one trace with a `rubric` judge: the weighted mean and one metric per criterion. */
-export async function scoreRubric(ctx: JudgeContext): Promise<JudgeScore> {
-  const cfg = rubricJudgeConfig.parse(ctx.judge);
+export async function scoreRubric(
+  ctx: JudgeContext<JudgeConfig<typeof rubricJudgeConfig>>,
+): Promise<JudgeScore> {
+  const cfg = ctx.judge;
   const criteria = loadCriteria(cfg.path, cfg.weights);
   const k = cfg.max_criteria;
   const batches = k === null
@@ -391,7 +394,6 @@ export default defineJudge({
   config: rubricJudgeConfig,
   score: scoreRubric,
   check(config) {
-    const cfg = rubricJudgeConfig.parse(config);
-    loadCriteria(cfg.path, cfg.weights);
+    loadCriteria(config.path, config.weights);
   },
 });

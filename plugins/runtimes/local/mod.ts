@@ -17,7 +17,6 @@ import {
   errorMessage,
   isAllowedHostVariable,
   ownedWorkdirPrefix,
-  parsePluginConfig,
   type ProgramResult,
   type ReadOptions,
   type RunOptions,
@@ -299,13 +298,8 @@ export default defineRuntime({
   description: "Runs commands as subprocesses on this machine, in a fresh temporary directory",
   isLocal: true,
   config: LocalRuntimeConfig,
-  create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime {
-    const data = parsePluginConfig(
-      'runtime "subprocess"',
-      LocalRuntimeConfig,
-      config,
-      "Keys: workdir_root (path or null), keep_workdir (bool), env (table of strings)",
-    );
-    return new LocalRuntime(data, options.name, options.log);
+  configHint: "Keys: workdir_root (path or null), keep_workdir (bool), env (table of strings)",
+  create(config, options: RuntimeCreateOptions): Runtime {
+    return new LocalRuntime(config, options.name, options.log);
   },
 });

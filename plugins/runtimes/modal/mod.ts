@@ -32,7 +32,6 @@ import {
   gbToMib,
   type LedgerEntry,
   MissingCredentialsError,
-  parsePluginConfig,
   type ProgramResult,
   type ReadOptions,
   recordPending,
@@ -859,15 +858,10 @@ export default defineRuntime({
   description: "Runs each rollout in its own Modal sandbox (MODAL_TOKEN_ID/MODAL_TOKEN_SECRET)",
   isLocal: false,
   config: ModalRuntimeConfig,
-  create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime {
-    const data = parsePluginConfig(
-      'runtime "modal"',
-      ModalRuntimeConfig,
-      config,
-      "See `vf plugins show modal` for the keys and their ranges",
-    );
-    parseGpu(data.gpu);
-    return new ModalRuntime(data, {
+  configHint: "See `vf plugins show modal` for the keys and their ranges",
+  create(config, options: RuntimeCreateOptions): Runtime {
+    parseGpu(config.gpu);
+    return new ModalRuntime(config, {
       name: options.name,
       run: options.run,
       log: options.log,

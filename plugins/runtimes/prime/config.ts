@@ -70,7 +70,9 @@ export function parseGpu(spec: string | null): { type: string | null; count: num
   return { type: s, count: 1 };
 }
 
-const HINT = "Keys: image, workdir, vm, guaranteed, region, labels, cpu, memory, gpu, disk, " +
+/** What the keys of a prime runtime are (the hint of its config errors). */
+export const PRIME_CONFIG_HINT =
+  "Keys: image, workdir, vm, guaranteed, region, labels, cpu, memory, gpu, disk, " +
   "idle_timeout (s or null), timeout (60..86400 s), creates_per_min";
 
 /**
@@ -78,7 +80,17 @@ const HINT = "Keys: image, workdir, vm, guaranteed, region, labels, cpu, memory,
  * idle timeout. Throws a {@link ConfigError} naming every problem.
  */
 export function resolvePrimeConfig(raw: Record<string, unknown>): ResolvedPrimeConfig {
-  const c = parsePluginConfig('runtime "prime"', PrimeRuntimeConfig, raw, HINT);
+  return checkPrimeConfig(
+    parsePluginConfig('runtime "prime"', PrimeRuntimeConfig, raw, PRIME_CONFIG_HINT),
+  );
+}
+
+/**
+ * Checks the rules across keys of a validated config (idle timeout within the hard
+ * timeout, GPU needs a VM and a type, guaranteed needs a container) and resolves the idle
+ * timeout. Throws a {@link ConfigError} naming every problem.
+ */
+export function checkPrimeConfig(c: z.output<typeof PrimeRuntimeConfig>): ResolvedPrimeConfig {
   const problems: string[] = [];
   let idle: number | null;
   if (c.idle_timeout === undefined) {
@@ -102,7 +114,7 @@ export function resolvePrimeConfig(raw: Record<string, unknown>): ResolvedPrimeC
     problems.push(`runtime "prime": gpu needs a type, e.g. "A100:${gpu.count}"`);
   }
   if (c.guaranteed && c.vm) problems.push(`runtime "prime": guaranteed needs vm = false`);
-  if (problems.length) throw new ConfigError(problems, { hint: HINT });
+  if (problems.length) throw new ConfigError(problems, { hint: PRIME_CONFIG_HINT });
   return { ...c, idle_timeout: idle };
 }
 

@@ -13,7 +13,7 @@ import {
   type RuntimeCreateOptions,
 } from "../../../kit/mod.ts";
 import { PrimeClient, type PrimeClientOptions } from "./client.ts";
-import { PrimeRuntimeConfig, resolvePrimeConfig } from "./config.ts";
+import { checkPrimeConfig, PRIME_CONFIG_HINT, PrimeRuntimeConfig } from "./config.ts";
 import { PrimeApiError } from "./errors.ts";
 import { findPendingPrimeSandboxes } from "./find_pending.ts";
 import { PrimeRuntime } from "./runtime.ts";
@@ -49,14 +49,15 @@ export default defineRuntime({
   description: "Runs commands in a Prime Intellect sandbox (container or VM), confirmed teardown",
   isLocal: false,
   config: PrimeRuntimeConfig,
-  create(config: Record<string, unknown>, options: RuntimeCreateOptions): Runtime {
-    return new PrimeRuntime(resolvePrimeConfig(config), options.name, {
+  configHint: PRIME_CONFIG_HINT,
+  create(config, options: RuntimeCreateOptions): Runtime {
+    return new PrimeRuntime(checkPrimeConfig(config), options.name, {
       log: options.log,
       run: options.run ?? null,
     });
   },
-  check(config: Record<string, unknown>): void {
-    resolvePrimeConfig(config);
+  check(config): void {
+    checkPrimeConfig(config);
   },
   stopById: (entry, options) => stopPrimeSandboxById(entry, options),
   findPending: (entry) => findPendingPrimeSandboxes(entry),

@@ -49,8 +49,7 @@ export default defineTaskset({
   config: additionConfig,
   infinite: true,
   needsContainer: false,
-  load(config) {
-    const { seed, digits } = additionConfig.parse(config);
+  load({ seed, digits }) {
     return additionTasks(seed, digits);
   },
   solution: (task) => ({ text: String(task.answer) }),

@@ -136,13 +136,12 @@ function toTask(row: Row, position: number, cfg: JsonlConfig): TaskData {
 }
 
 /** Reads the tasks of a `jsonl` taskset config (the file is read in one bounded pass). */
-export function loadJsonl(config: Record<string, unknown>): Promise<TaskData[]> {
+export function loadJsonl(config: JsonlConfig): Promise<TaskData[]> {
   // a throw inside the executor rejects the promise: callers never see a synchronous throw
   return new Promise((done) => done(readJsonlTasks(config)));
 }
 
-function readJsonlTasks(config: Record<string, unknown>): TaskData[] {
-  const cfg = jsonlConfig.parse(config);
+function readJsonlTasks(cfg: JsonlConfig): TaskData[] {
   const file = resolve(cwd(), cfg.path);
   const text = readTextFileBounded(file, {
     what: "jsonl taskset file",
