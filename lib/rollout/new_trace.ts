@@ -38,7 +38,7 @@ function plainJson(value: unknown): unknown {
  * filled in, nulls dropped), so Python's `task_key(task.data) == task.hash`.
  */
 export function wireTaskData(data: TaskData): Record<string, unknown> {
-  return plainJson(canonicalTaskData(data as Record<string, unknown>)) as Record<string, unknown>;
+  return plainJson(canonicalTaskData(data)) as Record<string, unknown>;
 }
 
 /**

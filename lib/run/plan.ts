@@ -81,7 +81,7 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
       runtime: splitRuntimeConfig(agent.runtime).wire,
       model: config.model,
       sampling: config.sampling,
-    }) as Record<string, unknown>,
+    }),
     limits: {
       max_turns: agent.max_turns,
       max_input_tokens: agent.max_input_tokens,

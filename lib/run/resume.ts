@@ -211,7 +211,7 @@ export async function planResume(
   let tasks = 0;
   for await (const task of selected) {
     tasks++;
-    const key = taskHash(task as Record<string, unknown>);
+    const key = taskHash(task);
     remaining.set(key, (remaining.get(key) ?? 0) + rollouts);
   }
   const dropped: DroppedLines = { malformed: 0, invalid: 0, foreign: 0, surplus: 0, errored: 0 };
@@ -245,7 +245,7 @@ export async function planResume(
           rewrite = true;
           continue;
         }
-        const key = taskHash(value.task.data as Record<string, unknown>);
+        const key = taskHash(value.task.data);
         const left = remaining.get(key);
         if (left === undefined) {
           dropped.foreign++;

@@ -122,10 +122,9 @@ function readSystemPrompt(path: string, cwd: string): string {
 
 /** A resume first removes the local work directories its crashed launch left behind. */
 function removeCrashedWorkdirs(config: LoadedConfig["config"]): void {
-  const runtime = config.env.agent.runtime as Record<string, unknown>;
-  const root = typeof runtime.workdir_root === "string" ? runtime.workdir_root : undefined;
-  removeOrphanWorkdirs(root);
-  if (root !== undefined) removeOrphanWorkdirs();
+  const root: unknown = Reflect.get(config.env.agent.runtime, "workdir_root");
+  removeOrphanWorkdirs(typeof root === "string" ? root : undefined);
+  if (typeof root === "string") removeOrphanWorkdirs();
 }
 
 /** The error of a run whose taskset and selection yield no task at all. */
@@ -387,7 +386,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
     for await (const task of view) {
       let n = R;
       if (owed) {
-        const key = taskHash(task as Record<string, unknown>);
+        const key = taskHash(task);
         const left = owed.get(key) ?? 0;
         n = Math.min(R, left);
         if (left - n > 0) owed.set(key, left - n);
