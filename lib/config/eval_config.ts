@@ -6,7 +6,20 @@
  * @module
  */
 import { z } from "zod";
+import {
+  clientFields,
+  HarnessBase,
+  type HarnessFields,
+  JudgeBase,
+  type JudgeFields,
+  RuntimeBase,
+  type RuntimeFields,
+  TasksetBase,
+} from "../../kit/common_keys.ts";
 import type { ConfigSchema } from "../../kit/contract.ts";
+
+export { DEFAULT_BASE_URL } from "../../kit/common_keys.ts";
+export { HarnessBase, JudgeBase, type JudgeFields, RuntimeBase, TasksetBase };
 
 const seconds = () => z.number().positive().nullable().default(null);
 const optInt = (what: string) => z.number().int().min(1).nullable().default(null).describe(what);
@@ -32,17 +45,6 @@ export const PluggedReward = PluggedHook.extend({
     .describe("Reward weight"),
 });
 
-/** Client fields shared by the run and by LLM judges. */
-const clientFields = {
-  base_url: z.string().nullable().default(null).describe(
-    "OpenAI-compatible base URL (default $OPENAI_BASE_URL, else https://api.openai.com/v1)",
-  ),
-  api_key_var: z.string().default("OPENAI_API_KEY").describe(
-    "Name of the environment variable holding the API key (the key itself is never stored)",
-  ),
-  headers: z.record(z.string(), z.string()).default({}).describe("Extra HTTP headers"),
-};
-
 /** The run's model client. */
 export const ClientConfig = z.strictObject({
   ...clientFields,
@@ -62,38 +64,6 @@ export const SamplingConfig = z.object({
   seed: z.number().int().nullable().default(null).describe("Provider sampling seed"),
 }).catchall(z.unknown());
 
-/** Common keys of every judge entry (`env.taskset.task.judges[]`). */
-export const JudgeBase = z.strictObject({
-  id: z.string({
-    error: (issue) => issue.input === undefined ? "a judge needs an `id`" : undefined,
-  }).min(1, "a judge needs an `id`").describe("Judge id or specifier"),
-  name: z.string().default("").describe("Reward key (default: the id's package name)"),
-  weight: z.number().refine(Number.isFinite, "weight must be finite").default(1).describe(
-    "Reward weight",
-  ),
-  base_url: clientFields.base_url.describe("Judge endpoint (default: the run's client)"),
-  api_key_var: z.string().nullable().default(null).describe(
-    "Judge API key variable (default: the run's)",
-  ),
-  headers: clientFields.headers,
-  model: z.string().nullable().default(null).describe("Judge model (default: the run's model)"),
-  sampling: z.record(z.string(), z.unknown()).default({}).describe("Judge sampling"),
-  prompt: z.string().nullable().default(null).describe("Prompt template file"),
-});
-
-/** The common keys of a validated judge entry (see {@link JudgeBase}). */
-export interface JudgeFields {
-  id: string;
-  name: string;
-  weight: number;
-  base_url: string | null;
-  api_key_var: string | null;
-  headers: Record<string, string>;
-  model: string | null;
-  sampling: Record<string, unknown>;
-  prompt: string | null;
-}
-
 /** A judge entry after validation: the common keys plus the judge's own. */
 export type JudgeEntry = JudgeFields & Record<string, unknown>;
 
@@ -108,28 +78,6 @@ export function taskConfigSchema(judges: z.ZodType<JudgeEntry[]>) {
     ),
   });
 }
-
-/** Common keys of `env.taskset`. */
-export const TasksetBase = {
-  id: z.string().default("").describe("Taskset id or specifier"),
-  system_prompt: z.string().nullable().default(null).describe(
-    "File whose text replaces every task's system prompt",
-  ),
-};
-
-/** Common keys of `env.agent.harness`. */
-export const HarnessBase = {
-  id: z.string().default("bash").describe("Harness id or specifier"),
-  env: z.record(z.string(), z.string()).default({}).describe("Environment for the agent program"),
-  forward_env: z.array(z.string()).default([]).describe("Host variables copied in when set"),
-};
-
-/** Common keys of `env.agent.runtime`. */
-export const RuntimeBase = {
-  type: z.string().default("subprocess").describe(
-    "Runtime type: subprocess (alias local), prime, modal, or a specifier",
-  ),
-};
 
 /** The display modes. */
 export const DISPLAY_MODES = ["auto", "rich", "plain", "json", "none"] as const;
@@ -149,23 +97,36 @@ function extend<B extends z.ZodRawShape>(base: B, plugin: ConfigSchema | undefin
   return z.strictObject({ ...base, ...own, ...base }) as unknown as z.ZodObject<B, z.core.$strict>;
 }
 
-/** A retry policy after validation (see {@link RetryConfig}). */
-export interface RetrySettings {
-  max_retries: number;
-  include: string[];
-  exclude: string[];
-}
+/** A whole-rollout / whole-episode retry policy after validation (see {@link RetryConfig}). */
+export type RetryPolicy = z.output<typeof RetryConfig>;
 
 /** A plugged scoring function after validation (see {@link PluggedHook}). */
-export interface PluggedHookEntry {
-  fn: string | null;
-  priority: number | null;
-}
+export type PluggedHookEntry = z.output<typeof PluggedHook>;
 
 /** A plugged reward after validation (see {@link PluggedReward}). */
-export interface PluggedRewardEntry extends PluggedHookEntry {
-  weight: number | null;
-}
+export type PluggedRewardEntry = z.output<typeof PluggedReward>;
+
+/** Stage timeouts of one rollout, in seconds (null = none). */
+export const StageTimeoutsConfig = z.strictObject({
+  setup: seconds().describe("Seconds for task and harness setup together"),
+  rollout: seconds().describe("Seconds of agent time per rollout"),
+  finalize: seconds().describe("Seconds for task finalize"),
+  scoring: seconds().describe("Seconds for scoring"),
+});
+
+/** Stage timeouts after validation (see {@link StageTimeoutsConfig}). */
+export type StageTimeouts = z.output<typeof StageTimeoutsConfig>;
+
+/** Per-rollout limits, checked before each model call (null = no limit). */
+export const SessionLimitsShape = {
+  max_turns: optInt("Refuse model calls after this many turns"),
+  max_input_tokens: optInt("Refuse model calls after this many input tokens"),
+  max_output_tokens: optInt("Refuse model calls after this many output tokens"),
+  max_total_tokens: optInt("Refuse model calls after this many tokens in all"),
+};
+
+/** Per-rollout limits after validation (see {@link SessionLimitsShape}). */
+export type SessionLimits = z.output<z.ZodObject<typeof SessionLimitsShape>>;
 
 /**
  * The resolved config of a run: what {@link buildEvalConfigSchema}'s schema outputs, with
@@ -185,23 +146,14 @@ export type EvalConfig = {
         stops: Record<string, PluggedHookEntry>;
       };
     };
-    agent: {
-      harness: { id: string; env: Record<string, string>; forward_env: string[] };
-      runtime: { type: string };
-      max_turns: number | null;
-      max_input_tokens: number | null;
-      max_output_tokens: number | null;
-      max_total_tokens: number | null;
-      timeout: {
-        setup: number | null;
-        rollout: number | null;
-        finalize: number | null;
-        scoring: number | null;
-      };
-      retries: RetrySettings;
+    agent: SessionLimits & {
+      harness: HarnessFields;
+      runtime: RuntimeFields;
+      timeout: StageTimeouts;
+      retries: RetryPolicy;
     };
     timeout: { episode: number | null; finalize: number | null };
-    retries: RetrySettings;
+    retries: RetryPolicy;
   };
   model: string | null;
   client: {
@@ -263,16 +215,8 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
   const agent = z.strictObject({
     harness: harness.prefault({}),
     runtime: runtime.prefault({}),
-    max_turns: optInt("Refuse model calls after this many turns"),
-    max_input_tokens: optInt("Refuse model calls after this many input tokens"),
-    max_output_tokens: optInt("Refuse model calls after this many output tokens"),
-    max_total_tokens: optInt("Refuse model calls after this many tokens in all"),
-    timeout: z.strictObject({
-      setup: seconds().describe("Seconds for task and harness setup together"),
-      rollout: seconds().describe("Seconds of agent time per rollout"),
-      finalize: seconds().describe("Seconds for task finalize"),
-      scoring: seconds().describe("Seconds for scoring"),
-    }).prefault({}),
+    ...SessionLimitsShape,
+    timeout: StageTimeoutsConfig.prefault({}),
     retries: RetryConfig.prefault({}),
   });
   const env = z.strictObject({

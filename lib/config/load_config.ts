@@ -23,7 +23,12 @@ import { lockPathFor, openPluginLock, type PluginLock } from "../plugins/lock.ts
 import { loadPluggedFn } from "../rollout/plugged.ts";
 import { judgeRewardKey } from "../rollout/scoring.ts";
 import { type ParsedArgv, type RawFlag, tokenizeArgv } from "./argv.ts";
-import { buildEvalConfigSchema, type EvalConfig, ROOT_ALIASES } from "./eval_config.ts";
+import {
+  buildEvalConfigSchema,
+  DEFAULT_BASE_URL,
+  type EvalConfig,
+  ROOT_ALIASES,
+} from "./eval_config.ts";
 import { readConfigFile } from "./files.ts";
 import { absorbPythonKeys } from "./python_compat.ts";
 import { readSidecarBeside } from "./sidecar.ts";
@@ -714,10 +719,10 @@ export async function loadEvalConfig(
     const fromEnv = getEnv("OPENAI_BASE_URL");
     if (fromEnv && urlProblem(fromEnv) !== null) {
       throw new ConfigError([`OPENAI_BASE_URL: ${urlProblem(fromEnv)}`], {
-        hint: "set OPENAI_BASE_URL to an http(s) URL such as https://api.openai.com/v1",
+        hint: `set OPENAI_BASE_URL to an http(s) URL such as ${DEFAULT_BASE_URL}`,
       });
     }
-    resolved.client.base_url = fromEnv || "https://api.openai.com/v1";
+    resolved.client.base_url = fromEnv || DEFAULT_BASE_URL;
   }
   resolved.env.agent.runtime.type = wireRuntimeType(resolved.env.agent.runtime.type);
   if (lock) await resolvePluggedModules(resolved, cwd, lock);

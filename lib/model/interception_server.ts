@@ -37,6 +37,7 @@ import type { ProviderClient, ProviderResponse } from "./provider_client.ts";
 import { formatSseEvent, SseSplitter } from "./sse.ts";
 import { redact } from "../../kit/secrets.ts";
 import { isRecord } from "../../kit/util/is_record.ts";
+import type { SessionLimits } from "../config/eval_config.ts";
 
 /** A log callback (the library never prints). */
 export type InterceptionLog = (level: "debug" | "info" | "warn", message: string) => void;
@@ -46,13 +47,7 @@ export interface InterceptionServerOptions {
   log?: InterceptionLog;
 }
 
-/** Per-rollout limits, checked before each model call. Null or absent = no limit. */
-export interface SessionLimits {
-  max_turns?: number | null;
-  max_input_tokens?: number | null;
-  max_output_tokens?: number | null;
-  max_total_tokens?: number | null;
-}
+export type { SessionLimits };
 
 /** The parts of a trace the server reads and writes. A full {@link Trace} fits. */
 export type SessionTrace = Pick<Trace, "id" | "nodes" | "calls" | "tools" | "stop_condition">;
@@ -67,7 +62,8 @@ export interface SessionOptions {
   sampling: Record<string, unknown>;
   /** The upstream provider. */
   client: ProviderClient;
-  limits: SessionLimits;
+  /** Checked before each model call; a null or absent limit is no limit. */
+  limits: Partial<SessionLimits>;
   /** Checked before each call (after the limits); a name stops the rollout under it. */
   stops?: () => Promise<string | null>;
 }
@@ -324,7 +320,7 @@ function tokensSoFar(trace: SessionTrace): { input: number; output: number } {
 }
 
 /** The first limit reached before a new call, or null. */
-function limitReached(trace: SessionTrace, limits: SessionLimits): string | null {
+function limitReached(trace: SessionTrace, limits: Partial<SessionLimits>): string | null {
   const reached = (limit: number | null | undefined, value: number) =>
     typeof limit === "number" && value >= limit;
   if (reached(limits.max_turns, trace.nodes.filter((n) => n.sampled).length)) return "max_turns";

@@ -16,7 +16,7 @@ import {
   VerifiersError,
 } from "../../kit/errors.ts";
 import type { ClientConfigValue } from "./rollout.ts";
-import type { JudgeEntry } from "../config/eval_config.ts";
+import { DEFAULT_BASE_URL, type JudgeEntry } from "../config/eval_config.ts";
 import { parseChatUsage } from "../model/chat_dialect.ts";
 import { createProviderClient, type ProviderClient, stallMs } from "../model/provider_client.ts";
 import type {
@@ -118,7 +118,7 @@ export function configureJudge(
     // A judge's own endpoint gets a client per call, closed when the call returns.
     const client = ownEndpoint
       ? createProviderClient({
-        baseUrl: entry.base_url ?? fallbacks.client.base_url ?? "https://api.openai.com/v1",
+        baseUrl: entry.base_url ?? fallbacks.client.base_url ?? DEFAULT_BASE_URL,
         apiKeyVar: entry.api_key_var ?? fallbacks.client.api_key_var,
         headers: { ...fallbacks.client.headers, ...entry.headers },
         stallTimeoutMs: stallMs(fallbacks.client.stall_timeout),

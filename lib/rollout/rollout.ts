@@ -37,6 +37,7 @@ import { agentOutput } from "./agent_output.ts";
 import { scoreTrace, type ScoringPlan } from "./scoring.ts";
 import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
 import { harnessEnv, withCommandEnv } from "../../kit/runtime/agent_env.ts";
+import type { RetryPolicy, SessionLimits, StageTimeouts } from "../config/eval_config.ts";
 
 /** The run's client config (no secrets: the key's variable name only). */
 export interface ClientConfigValue {
@@ -47,20 +48,7 @@ export interface ClientConfigValue {
   stall_timeout?: number | null;
 }
 
-/** Stage timeouts in seconds (null = none). */
-export interface StageTimeouts {
-  setup: number | null;
-  rollout: number | null;
-  finalize: number | null;
-  scoring: number | null;
-}
-
-/** Whole-rollout retry policy. */
-export interface RetryPolicy {
-  max_retries: number;
-  include: string[];
-  exclude: string[];
-}
+export type { RetryPolicy, StageTimeouts } from "../config/eval_config.ts";
 
 /** Everything a rollout needs besides its task; shared by all rollouts of a run. */
 export interface RolloutPlan {
@@ -72,12 +60,7 @@ export interface RolloutPlan {
   runtimeConfig: RuntimeConfig;
   /** The resolved agent config, recorded on each trace. */
   agentConfig: Record<string, unknown>;
-  limits: {
-    max_turns: number | null;
-    max_input_tokens: number | null;
-    max_output_tokens: number | null;
-    max_total_tokens: number | null;
-  };
+  limits: SessionLimits;
   timeouts: StageTimeouts;
   retries: RetryPolicy;
   model: string;
