@@ -1,7 +1,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
@@ -14,6 +14,7 @@ import { getAllEnv } from "../kit/_runtime/env.ts";
 import { execPath } from "../kit/_runtime/is_compiled.ts";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { runtimeConformance } from "./conformance/runtime_conformance.ts";
+import { run } from "./_run.ts";
 
 runtimeConformance("local runtime", () => local.create({}, { name: "conformance" }));
 
@@ -57,6 +58,34 @@ describe("local runtime plugin", () => {
       () => local.create({ env: { A: 1 } }, { name: "x" }),
       (e: unknown) => e instanceof ConfigError && /env\.A/.test(e.message),
     );
+  });
+});
+
+describe("local runtime in a run", () => {
+  it("makes no work directory for a rollout that uses none, one for each that writes files", async () => {
+    const kept = async (taskset: string): Promise<string[]> => {
+      const root = await scratchDir();
+      const cwd = await scratchDir();
+      const { summary } = await run([
+        taskset,
+        "-n",
+        "2",
+        "-m",
+        "oracle",
+        "--env.agent.harness.id",
+        "null",
+        "--env.agent.runtime.workdir-root",
+        root,
+        "--env.agent.runtime.keep-workdir",
+        "true",
+      ], cwd);
+      assert.equal(summary.counts.episodes, 2);
+      return await readdir(root);
+    };
+    // addition: the null harness and the match judge touch no file
+    assert.deepEqual(await kept("addition"), [], "a rollout that uses no directory made one");
+    // shell-basics writes each task's files before the agent starts
+    assert.equal((await kept("shell-basics")).length, 2, "each rollout has its own directory");
   });
 });
 
@@ -110,6 +139,54 @@ describe("local runtime", () => {
     await writeFile(file, "not a directory");
     const rt = makeLocal({ workdir_root: file });
     await rejectsWith(rt.start(), /local sandbox provisioning failed/);
+  });
+
+  it("makes the workdir on first use only: none for a rollout that runs nothing", async () => {
+    const root = await scratchDir();
+    const logged: string[] = [];
+    const unused = local.create({ workdir_root: root, keep_workdir: true }, {
+      name: "unused",
+      log: (m) => logged.push(m),
+    });
+    made.push(unused);
+    await unused.start();
+    assert.equal(await unused.alive(), true);
+    assert.equal(typeof unused.info.id, "string");
+    assert.equal(dirname(unused.info.id!), root);
+    assert.deepEqual(await readdir(root), [], "start() made no directory");
+    await assert.rejects(unused.read("missing.txt"), /no such file/);
+    await unused.stopConfirmed();
+    assert.deepEqual(await readdir(root), [], "nothing was made, so nothing was kept");
+    assert.deepEqual(logged, [], "no kept directory is announced");
+
+    const used = makeLocal({ workdir_root: root });
+    await used.start();
+    const dir = used.info.id!;
+    assert.equal((await used.run(["pwd"])).stdout, `${dir}\n`, "the first command made it");
+    assert.deepEqual(await readdir(root), [basename(dir)]);
+    await used.stopConfirmed();
+    assert.deepEqual(await readdir(root), []);
+
+    const written = makeLocal({ workdir_root: root });
+    await written.start();
+    await Promise.all([written.write("a.txt", "a"), written.write("b/c.txt", "c")]);
+    assert.deepEqual((await readdir(written.info.id!)).sort(), ["a.txt", "b"]);
+    await written.stopConfirmed();
+    assert.deepEqual(await readdir(root), []);
+  });
+
+  it("makes the workdir when its path is read, and again when the root went away", async () => {
+    const root = join(await scratchDir(), "gone");
+    const rt = makeLocal({ workdir_root: root });
+    await rt.start();
+    const first = rt.workdir;
+    assert.equal(existsSync(first), true, "reading workdir made it");
+    await rt.stopConfirmed();
+    await rm(root, { recursive: true });
+    await rt.start();
+    assert.equal((await rt.run(["pwd"])).stdout, `${rt.info.id}\n`, "the root is made again");
+    await rt.stopConfirmed();
+    assert.deepEqual(await readdir(root), []);
   });
 
   it("keep_workdir keeps the workdir after stop", async () => {

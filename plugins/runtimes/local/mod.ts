@@ -1,13 +1,17 @@
 /**
  * The `local` runtime: commands run as subprocesses on this machine, each rollout in a
- * fresh temporary working directory. Not a sandbox — use it for trusted tasks and for
+ * fresh temporary working directory. The directory is named at start and made on first
+ * use (a command, a write, or a read of `workdir`): a rollout whose harness runs no
+ * command costs no directory at all. Not a sandbox — use it for trusted tasks and for
  * debugging. Commands get only the allowlisted host variables (PATH, HOME, LANG, LC_*,
  * TZ, TERM, TMPDIR, USER, SHELL, ...: kit/runtime/agent_env.ts), then `env`, then the
  * call's own; a credential reaches a command only when the config names it.
  *
  * @module
  */
-import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { mkdir, open, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
@@ -50,6 +54,33 @@ export function isHiddenHostVariable(name: string): boolean {
 
 const RESTART_HINT = "Call start() first, or make a new runtime";
 
+/** Letters of a work directory's random suffix (as `mkdtemp` uses). */
+const SUFFIX_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** Six random letters and digits, the suffix `mkdtemp` would add. */
+function randomSuffix(): string {
+  let out = "";
+  for (const byte of randomBytes(6)) out += SUFFIX_LETTERS[byte % SUFFIX_LETTERS.length];
+  return out;
+}
+
+/**
+ * Roots made and resolved in this process, by the path as configured: a root is created
+ * and resolved once, not once per rollout. A failure is not kept, so it is retried.
+ */
+const readyRoots = new Map<string, Promise<string>>();
+
+/** `root` created when missing, as a real path (once per process). */
+function readyRoot(root: string): Promise<string> {
+  let ready = readyRoots.get(root);
+  if (ready === undefined) {
+    ready = mkdir(root, { recursive: true }).then(() => realpath(root));
+    readyRoots.set(root, ready);
+    ready.catch(() => readyRoots.delete(root));
+  }
+  return ready;
+}
+
 /** A {@link Runtime} whose commands are subprocesses of this process. */
 export class LocalRuntime implements Runtime {
   readonly isLocal = true;
@@ -57,7 +88,11 @@ export class LocalRuntime implements Runtime {
   readonly #config: LocalRuntimeConfig;
   readonly #name: string;
   #workdir: string | null = null;
-  /** A workdir whose removal is still owed (set at start, cleared once removed or kept). */
+  /** True once the current workdir exists on disk (it is made on first use). */
+  #created = false;
+  /** The creation of the current workdir, while in flight or done. */
+  #creating: Promise<void> | null = null;
+  /** A workdir whose removal is still owed (set once made, cleared once removed or kept). */
   #pendingRemoval: string | null = null;
   #started = false;
   #stopped = false;
@@ -84,19 +119,35 @@ export class LocalRuntime implements Runtime {
     return this.#stopped;
   }
 
-  /** Absolute path of the current (or last) working directory. */
+  /**
+   * Absolute path of the current (or last) working directory; while the runtime is
+   * started, the directory exists once this was read (it is made here if no command or
+   * write made it first).
+   */
   get workdir(): string {
     if (this.#workdir === null) {
       throw new SandboxError("Cannot get the workdir: runtime is not started", {
         hint: RESTART_HINT,
       });
     }
+    if (this.#started && !this.#stopped && !this.#created) {
+      try {
+        mkdirSync(this.#workdir, { mode: 0o700 });
+      } catch (e) {
+        // a creation already under way (async) made it: that one completes the bookkeeping
+        if ((e as { code?: string }).code !== "EEXIST" || this.#creating === null) {
+          throw provisioningFailed(dirname(this.#workdir), e);
+        }
+      }
+      this.#madeWorkdir(this.#workdir);
+    }
     return this.#workdir;
   }
 
   /**
-   * Makes a fresh working directory `vf-<name>-p<pid>-XXXXXX` (`vf-<name>-XXXXXX` with
-   * `keep_workdir`).
+   * Names a fresh working directory `vf-<name>-p<pid>-XXXXXX` (`vf-<name>-XXXXXX` with
+   * `keep_workdir`) under the root, which is created when missing (once per process); the
+   * directory itself is made on first use.
    */
   async start(options: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#started && !this.#stopped) {
@@ -109,36 +160,57 @@ export class LocalRuntime implements Runtime {
         cause: options.signal.reason,
       });
     }
+    if (this.#creating !== null) await this.#creating.catch(() => {});
     if (this.#pendingRemoval !== null) await this.#removeWorkdir().catch(() => {});
     const root = resolve(this.#config.workdir_root ?? tmpdir());
-    let dir: string;
+    let realRoot: string;
     try {
-      await mkdir(root, { recursive: true });
-      // a directory removed at stop names its process, so a crashed run's can be found
-      const prefix = this.#config.keep_workdir
-        ? `vf-${safeName(this.#name)}-`
-        : ownedWorkdirPrefix(safeName(this.#name));
-      dir = await realpath(await mkdtemp(join(root, prefix)));
+      realRoot = await readyRoot(root);
     } catch (e) {
-      throw new SandboxError(`local sandbox provisioning failed: ${errorMessage(e)}`, {
-        hint: `Check that "${root}" is a writable directory (runtime key workdir_root)`,
-        cause: e,
-      });
+      throw provisioningFailed(root, e);
     }
-    this.#workdir = dir;
-    this.#pendingRemoval = this.#config.keep_workdir ? null : dir;
+    // a directory removed at stop names its process, so a crashed run's can be found
+    const prefix = this.#config.keep_workdir
+      ? `vf-${safeName(this.#name)}-`
+      : ownedWorkdirPrefix(safeName(this.#name));
+    this.#workdir = join(realRoot, prefix + randomSuffix());
+    this.#created = false;
+    this.#creating = null;
     this.#started = true;
     this.#stopped = false;
   }
 
+  /** Records that `dir` exists: it is owed a removal at stop unless kept. */
+  #madeWorkdir(dir: string): void {
+    this.#created = true;
+    this.#pendingRemoval = this.#config.keep_workdir ? null : dir;
+  }
+
+  /** The workdir, made first if this is its first use; a SandboxError naming `action` else. */
+  async #usableWorkdir(action: string): Promise<string> {
+    const dir = this.#live(action);
+    if (this.#created) return dir;
+    this.#creating ??= makeDir(dir).then(
+      () => this.#madeWorkdir(dir),
+      (e) => {
+        if (this.#created) return; // the workdir getter made it meanwhile
+        this.#creating = null; // a later use tries again
+        throw provisioningFailed(dirname(dir), e);
+      },
+    );
+    await this.#creating;
+    return this.#live(action);
+  }
+
   /** Runs `argv` in the workdir (or `cwd`); never throws for a failing command. */
   async run(argv: string[], options: RunOptions = {}): Promise<ProgramResult> {
-    const workdir = this.#live(`run "${argv[0] ?? ""}"`);
+    this.#live(`run "${argv[0] ?? ""}"`);
     if (argv.length === 0 || argv[0] === "") {
       throw new SandboxError("Cannot run a command: argv is empty", {
         hint: 'Pass the program and its arguments, e.g. ["bash", "-lc", "ls"]',
       });
     }
+    const workdir = await this.#usableWorkdir(`run "${argv[0]}"`);
     const env: Record<string, string> = {
       ...allowedHostEnv(),
       ...this.#config.env,
@@ -168,7 +240,7 @@ export class LocalRuntime implements Runtime {
 
   /** Writes a file (parents created); relative paths are under the workdir. */
   async write(path: string, data: string | Uint8Array): Promise<void> {
-    const target = resolve(this.#live(`write "${path}"`), path);
+    const target = resolve(await this.#usableWorkdir(`write "${path}"`), path);
     try {
       await mkdir(dirname(target), { recursive: true });
       await writeFile(target, data);
@@ -215,9 +287,10 @@ export class LocalRuntime implements Runtime {
     }
   }
 
-  /** True while started, not stopped, and the workdir exists. */
+  /** True while started and not stopped, unless the workdir was made and is gone. */
   async alive(): Promise<boolean> {
     if (!this.#started || this.#stopped || this.#workdir === null) return false;
+    if (!this.#created) return true;
     try {
       return (await stat(this.#workdir)).isDirectory();
     } catch {
@@ -244,9 +317,11 @@ export class LocalRuntime implements Runtime {
     const running = [...this.#inflight.entries()];
     for (const [controller] of running) controller.abort();
     await Promise.allSettled(running.map(([, p]) => p));
+    if (this.#creating !== null) await this.#creating.catch(() => {});
     if (this.#pendingRemoval !== null) await this.#removeWorkdir();
     else if (
-      this.#config.keep_workdir && this.#workdir !== null && this.#keptSaid !== this.#workdir
+      this.#config.keep_workdir && this.#created && this.#workdir !== null &&
+      this.#keptSaid !== this.#workdir
     ) {
       this.#keptSaid = this.#workdir; // said once per directory, however often it is stopped
       this.#log(`kept work directory (keep_workdir): ${this.#workdir}`);
@@ -277,6 +352,24 @@ export class LocalRuntime implements Runtime {
     }
     return this.#workdir;
   }
+}
+
+/** Makes `dir` (mode 0700, not there before); its parent again if it went missing. */
+async function makeDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: 0o700 });
+  } catch (e) {
+    if ((e as { code?: string }).code !== "ENOENT") throw e;
+    await mkdir(dirname(dir), { recursive: true });
+    await mkdir(dir, { mode: 0o700 });
+  }
+}
+
+function provisioningFailed(root: string, cause: unknown): SandboxError {
+  return new SandboxError(`local sandbox provisioning failed: ${errorMessage(cause)}`, {
+    hint: `Check that "${root}" is a writable directory (runtime key workdir_root)`,
+    cause,
+  });
 }
 
 function tooLarge(path: string, size: number, max: number): SandboxError {
