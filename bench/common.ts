@@ -5,6 +5,8 @@
  * @module
  */
 import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import process from "node:process";
 import { join } from "node:path";
 import { execPath } from "../kit/_runtime/is_compiled.ts";
@@ -20,14 +22,51 @@ export function scriptArgv(script: string, args: string[] = []): string[] {
     : [execPath(), script, ...args];
 }
 
-/** A child process running the mock server; resolves with its URL. */
+/** The repository root. */
+export const ROOT = join(BENCH, "..");
+
+/** The project's pinned runtimes (from `npm install`), else the one on PATH. */
+export const RUNTIMES = {
+  bun: existsSync(join(ROOT, "node_modules", "bun", "bin", "bun.exe"))
+    ? join(ROOT, "node_modules", "bun", "bin", "bun.exe")
+    : "bun",
+  deno: existsSync(join(ROOT, "node_modules", "deno", "deno"))
+    ? join(ROOT, "node_modules", "deno", "deno")
+    : "deno",
+} as const;
+
+/** argv that runs a TypeScript file of this repo under the named runtime. */
+export function runtimeArgv(
+  runtime: "bun" | "deno",
+  script: string,
+  args: string[] = [],
+): string[] {
+  return runtime === "deno"
+    ? [RUNTIMES.deno, "run", "-A", script, ...args]
+    : [RUNTIMES.bun, script, ...args];
+}
+
+/** The 1, 5 and 15 minute load averages, as printed next to every figure. */
+export function loadAverages(): string {
+  return `load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`;
+}
+
+/**
+ * A child process running the mock server; resolves with its URL. `runtime` picks the
+ * runtime it runs on (default: the one running the bench).
+ */
 export async function spawnMock(
   latencyMs = 0,
+  options: { runtime?: "bun" | "deno"; streamChunks?: number } = {},
 ): Promise<{ url: string; stop(): void }> {
-  const [cmd, ...rest] = scriptArgv(join(BENCH, "mock_server.ts"), [
-    "--latency-ms",
-    String(latencyMs),
-  ]);
+  const args = ["--latency-ms", String(latencyMs)];
+  if (options.streamChunks !== undefined) {
+    args.push("--stream-chunks", String(options.streamChunks));
+  }
+  const script = join(BENCH, "mock_server.ts");
+  const [cmd, ...rest] = options.runtime
+    ? runtimeArgv(options.runtime, script, args)
+    : scriptArgv(script, args);
   const child = spawn(cmd, rest, { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve, reject) => {
     let text = "";
@@ -42,12 +81,17 @@ export async function spawnMock(
 }
 
 /** Runs a child to completion and returns its stdout (throws on a non-zero exit). */
-export function runChild(argv: string[], env: Record<string, string> = {}): Promise<string> {
+export function runChild(
+  argv: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<string> {
   const [cmd, ...rest] = argv;
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, rest, {
       stdio: ["ignore", "pipe", "inherit"],
       env: { ...process.env, ...env },
+      cwd,
     });
     let out = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -57,6 +101,49 @@ export function runChild(argv: string[], env: Record<string, string> = {}): Prom
       (code) => code === 0 ? resolve(out) : reject(new Error(`${argv.join(" ")} exited ${code}`)),
     );
   });
+}
+
+/** What {@link measureChild} saw of one whole process. */
+export interface ChildFigures {
+  /** Wall time from spawn to exit, ms. */
+  wallMs: number;
+  /** Peak resident set size, MB (the kernel's maxrss of the child). */
+  peakRssMB: number;
+  /** User + system CPU time, ms. */
+  cpuMs: number;
+  /** The child's stdout. */
+  stdout: string;
+}
+
+/**
+ * Runs `argv` to completion under `/usr/bin/time` (for the kernel's peak RSS and CPU time
+ * of the child) and returns its figures; throws on a non-zero exit.
+ */
+export async function measureChild(
+  argv: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<ChildFigures> {
+  const dir = mkdtempSync(join(tmpdir(), "vf-bench-time-"));
+  const report = join(dir, "time.txt");
+  try {
+    const started = performance.now();
+    const stdout = await runChild(
+      ["/usr/bin/time", "-f", "%M %U %S", "-o", report, ...argv],
+      options.env ?? {},
+      options.cwd,
+    );
+    const wallMs = performance.now() - started;
+    const [maxRssKb, user, sys] = readFileSync(report, "utf8").trim().split("\n").at(-1)!
+      .split(" ").map(Number);
+    return { wallMs, peakRssMB: maxRssKb / 1024, cpuMs: (user + sys) * 1000, stdout };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** True when `/usr/bin/time` (GNU time) is there to report a child's peak RSS. */
+export function canMeasureChildren(): boolean {
+  return existsSync("/usr/bin/time");
 }
 
 /** The median of some numbers. */

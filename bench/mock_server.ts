@@ -2,10 +2,14 @@
  * A loopback mock of an OpenAI-compatible chat completions endpoint for benchmarks:
  * `POST /v1/chat/completions` with a bearer token and a JSON body holding `model` and
  * `messages`; it answers `a + b` questions with their sum (anything else with "ok"),
- * after an optional fixed latency. No streaming, no recording: it must stay cheap.
+ * after an optional fixed latency. A request with `stream: true` is answered as server-sent
+ * events: the answer as `streamChunks` `chat.completion.chunk` events (the first carries the
+ * answer, the others one space each), a finish chunk, a usage chunk when
+ * `stream_options.include_usage` asks for it, and `data: [DONE]`. No recording: it must
+ * stay cheap.
  *
  * As a program it prints its base URL (with `/v1`) on stdout and serves until killed:
- * `deno run -A bench/mock_server.ts [--latency-ms N]`.
+ * `deno run -A bench/mock_server.ts [--latency-ms N] [--stream-chunks 500]`.
  *
  * @module
  */
@@ -32,9 +36,58 @@ function send(res: http.ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
+/**
+ * Writes the answer as `chunks` SSE events (plus finish, optional usage and `[DONE]`), one
+ * event per turn of the event loop, so that events arrive apart as a model's tokens do
+ * rather than as one burst.
+ */
+function sendStream(
+  res: http.ServerResponse,
+  id: string,
+  model: string,
+  content: string,
+  chunks: number,
+  usage: boolean,
+): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":1700000000,` +
+    `"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":`;
+  const space = `${head}{"content":" "},"logprobs":null,"finish_reason":null}]}\n\n`;
+  let sent = 0;
+  const next = () => {
+    if (res.destroyed) return;
+    if (sent === 0) {
+      res.write(
+        `${head}{"role":"assistant","content":${JSON.stringify(content)}},` +
+          `"logprobs":null,"finish_reason":null}]}\n\n`,
+      );
+    } else if (sent < chunks) {
+      res.write(space);
+    } else {
+      res.write(`${head}{},"logprobs":null,"finish_reason":"stop"}]}\n\n`);
+      if (usage) {
+        res.write(
+          `data: {"id":"${id}","object":"chat.completion.chunk","created":1700000000,` +
+            `"model":${JSON.stringify(model)},"choices":[],` +
+            `"usage":{"prompt_tokens":20,"completion_tokens":${chunks},` +
+            `"total_tokens":${20 + chunks}}}\n\n`,
+        );
+      }
+      res.end("data: [DONE]\n\n");
+      return;
+    }
+    sent++;
+    setImmediate(next);
+  };
+  next();
+}
+
 /** Starts the mock on 127.0.0.1 (OS-chosen port). */
-export async function startMockServer(options: { latencyMs?: number } = {}): Promise<MockServer> {
+export async function startMockServer(
+  options: { latencyMs?: number; streamChunks?: number } = {},
+): Promise<MockServer> {
   const latency = options.latencyMs ?? 0;
+  const streamChunks = options.streamChunks ?? 500;
   let served = 0;
   let created = 1_700_000_000;
   const server = http.createServer((req, res) => {
@@ -48,7 +101,12 @@ export async function startMockServer(options: { latencyMs?: number } = {}): Pro
       if (!/^Bearer .+/.test(req.headers.authorization ?? "")) {
         return send(res, 401, '{"error":{"message":"no API key","type":"invalid_request_error"}}');
       }
-      let body: { model?: unknown; messages?: { content?: unknown }[] };
+      let body: {
+        model?: unknown;
+        messages?: { content?: unknown }[];
+        stream?: unknown;
+        stream_options?: { include_usage?: unknown };
+      };
       try {
         body = JSON.parse(text);
       } catch {
@@ -63,6 +121,14 @@ export async function startMockServer(options: { latencyMs?: number } = {}): Pro
       }
       const last = body.messages.at(-1)?.content;
       const content = answer(typeof last === "string" ? last : "");
+      if (body.stream === true) {
+        const usage = body.stream_options?.include_usage === true;
+        const id = `chatcmpl-mock-${served++}`;
+        const go = () => sendStream(res, id, body.model as string, content, streamChunks, usage);
+        if (latency > 0) setTimeout(go, latency);
+        else go();
+        return;
+      }
       const reply = JSON.stringify({
         id: `chatcmpl-mock-${served}`,
         object: "chat.completion",
@@ -96,7 +162,13 @@ export async function startMockServer(options: { latencyMs?: number } = {}): Pro
 }
 
 if (import.meta.main) {
-  const i = process.argv.indexOf("--latency-ms");
-  const mock = await startMockServer({ latencyMs: i > 0 ? Number(process.argv[i + 1]) : 0 });
+  const arg = (name: string, fallback: number) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  };
+  const mock = await startMockServer({
+    latencyMs: arg("--latency-ms", 0),
+    streamChunks: arg("--stream-chunks", 500),
+  });
   process.stdout.write(mock.url + "\n");
 }

@@ -1,0 +1,51 @@
+/**
+ * The plain-`fetch` floor as a whole process: the requests a `vf eval` of the addition
+ * taskset (seed 0, 3 digits) sends, posted straight to the mock with `c` in flight and
+ * checked, and nothing else. What a runtime costs at the least for the same exchanges.
+ *
+ * `bun bench/fetch_floor.ts <url> <n> <c>` (or `deno run -A ...`); prints `{n, wallMs}`.
+ *
+ * @module
+ */
+import process from "node:process";
+import { seededRandom } from "../kit/tasks/taskset_view.ts";
+
+/** The system prompt of the addition taskset (plugins/tasksets/addition/mod.ts). */
+const SYSTEM_PROMPT = "Answer with the final number only.";
+
+/** Posts `n` addition questions to `url` with `c` in flight; throws on a wrong answer. */
+export async function fetchFloor(url: string, n: number, c: number): Promise<void> {
+  const rand = seededRandom(0);
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      const a = 100 + Math.floor(rand() * 900);
+      const b = 100 + Math.floor(rand() * 900);
+      const res = await fetch(`${url}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
+        body: JSON.stringify({
+          model: "bench-model",
+          messages: [
+            { role: "system", content: SYSTEM_PROMPT },
+            { role: "user", content: `What is ${a} + ${b}?` },
+          ],
+        }),
+      });
+      const body = await res.json();
+      if (body.choices[0].message.content !== String(a + b)) throw new Error("wrong answer");
+    }
+  };
+  await Promise.all(Array.from({ length: c }, worker));
+}
+
+if (import.meta.main) {
+  const [url, n, c] = process.argv.slice(-3);
+  const started = performance.now();
+  await fetchFloor(url, Number(n), Number(c));
+  process.stdout.write(
+    JSON.stringify({ n: Number(n), wallMs: performance.now() - started }) + "\n",
+  );
+  process.exit(0);
+}

@@ -1,0 +1,108 @@
+/**
+ * Streaming: `n` rollouts whose answers stream as `chunks` server-sent events each, `c` in
+ * flight, through the interception server (bench/stream_child.ts `relay`) against a plain
+ * `fetch` loop reading the same streams from the same mock (`floor`), each in its own
+ * process, on Bun and on Deno, interleaved over `rounds`. One Bun mock serves all of them.
+ *
+ * Prints chunks per CPU-second, wall and peak RSS of each, and the relay's CPU per chunk
+ * as a multiple of its runtime's floor (target ≤ 1.5x), with load averages.
+ *
+ * `deno run -A bench/streaming.ts [--n 512] [--c 256] [--chunks 500] [--rounds 2]`
+ *
+ * @module
+ */
+import { join } from "node:path";
+import process from "node:process";
+import { BENCH, loadAverages, median, runChild, runtimeArgv, spawnMock } from "./common.ts";
+import { flag } from "./throughput.ts";
+
+interface StreamFigures {
+  mode: string;
+  n: number;
+  chunks: number;
+  wallMs: number;
+  cpuMs: number;
+  peakRssMB: number;
+}
+
+/** One side's result: medians over the rounds. */
+export interface StreamResult {
+  chunksPerCpuS: number;
+  wallMs: number;
+  peakRssMB: number;
+}
+
+/** Runs the rounds; returns, per runtime, both sides and the CPU-per-chunk ratio. */
+export async function streaming(
+  options: { n: number; c: number; chunks: number; rounds: number },
+): Promise<Record<string, { floor: StreamResult; relay: StreamResult; ratio: number }>> {
+  const mock = await spawnMock(0, { runtime: "bun", streamChunks: options.chunks });
+  const sides = (["bun", "deno"] as const).flatMap((rt) =>
+    (["floor", "relay"] as const).map((mode) => ({ rt, mode }))
+  );
+  const seen = new Map<string, StreamFigures[]>(sides.map((s) => [`${s.rt} ${s.mode}`, []]));
+  const once = async (rt: "bun" | "deno", mode: string): Promise<StreamFigures> => {
+    const argv = runtimeArgv(rt, join(BENCH, "stream_child.ts"), [
+      mode,
+      mock.url,
+      String(options.n),
+      String(options.c),
+    ]);
+    const r = JSON.parse((await runChild(argv)).trim().split("\n").at(-1)!) as StreamFigures;
+    // every answer: `chunks` content events, a finish event and `[DONE]` (no usage asked)
+    const expected = options.n * (options.chunks + 2);
+    if (r.chunks < expected) throw new Error(`${rt} ${mode}: ${r.chunks} of ${expected} events`);
+    return r;
+  };
+  try {
+    for (const s of sides) await once(s.rt, s.mode); // warm-up (deno's compile cache)
+    for (let round = 0; round < options.rounds; round++) {
+      const before = loadAverages();
+      for (let i = 0; i < sides.length; i++) {
+        const s = sides[(round + i) % sides.length];
+        seen.get(`${s.rt} ${s.mode}`)!.push(await once(s.rt, s.mode));
+      }
+      console.log(`  round ${round + 1}: ${before} at start, ${loadAverages()} at end`);
+    }
+  } finally {
+    mock.stop();
+  }
+  const summarize = (runs: StreamFigures[]): StreamResult => ({
+    chunksPerCpuS: median(runs.map((r) => r.chunks / (r.cpuMs / 1000))),
+    wallMs: median(runs.map((r) => r.wallMs)),
+    peakRssMB: Math.max(...runs.map((r) => r.peakRssMB)),
+  });
+  const out: Record<string, { floor: StreamResult; relay: StreamResult; ratio: number }> = {};
+  console.log(
+    `streaming  N=${options.n} C=${options.c}, ${options.chunks} SSE chunks per answer, ` +
+      `${options.rounds} interleaved rounds (${loadAverages()})`,
+  );
+  for (const rt of ["bun", "deno"]) {
+    const floor = summarize(seen.get(`${rt} floor`)!);
+    const relay = summarize(seen.get(`${rt} relay`)!);
+    const ratio = floor.chunksPerCpuS / relay.chunksPerCpuS;
+    out[rt] = { floor, relay, ratio };
+    for (const [name, r] of [["floor", floor], ["relay", relay]] as const) {
+      console.log(
+        `  ${rt.padEnd(4)} ${name === "floor" ? "plain fetch" : "vf relay   "} ` +
+          `${(r.chunksPerCpuS / 1000).toFixed(0)}k chunks/CPU-s, wall ${
+            (r.wallMs / 1000).toFixed(2)
+          } s, peak RSS ${r.peakRssMB.toFixed(0)} MB` +
+          (name === "relay"
+            ? `, CPU per chunk ${ratio.toFixed(2)}x the floor (target ≤ 1.5x)`
+            : ""),
+      );
+    }
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  await streaming({
+    n: flag("n", 512),
+    c: flag("c", 256),
+    chunks: flag("chunks", 500),
+    rounds: flag("rounds", 2),
+  });
+  process.exit(0);
+}

@@ -1,0 +1,234 @@
+/**
+ * Whole processes side by side against one shared loopback mock: `n` single-turn addition
+ * tasks, `c` in flight, null harness, match judge. Contestants, interleaved over `rounds`
+ * (each round starts one contestant later):
+ *
+ * - the plain-`fetch` floor (bench/fetch_floor.ts) on Bun and on Deno;
+ * - `vf` as a Bun binary (`bun build --compile`, built once before the rounds);
+ * - `vf` under `deno run`, with the flags of the `vf` deno task (deno.json);
+ * - promptfoo, when `node_modules/.bin/promptfoo` exists (same prompts, an `equals`
+ *   assertion); skipped with a message otherwise.
+ *
+ * Prints wall (median and range), peak RSS (highest), CPU, and the ratio of the median
+ * wall to the median wall of the same runtime's floor, with the load averages of every
+ * round. Figures only: nothing here is a test.
+ *
+ * `deno run -A bench/whole_process.ts [--n 2000] [--c 50] [--rounds 3]`
+ *
+ * @module
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import {
+  BENCH,
+  canMeasureChildren,
+  type ChildFigures,
+  evalArgs,
+  loadAverages,
+  measureChild,
+  median,
+  ROOT,
+  runtimeArgv,
+  RUNTIMES,
+  spawnMock,
+} from "./common.ts";
+import { flag } from "./throughput.ts";
+import { seededRandom } from "../kit/tasks/taskset_view.ts";
+
+/** One contestant: how to run it for a given mock URL and output directory. */
+interface Contestant {
+  name: string;
+  /** The floor it is compared with (same runtime), or null. */
+  floor: string | null;
+  argv(url: string, out: string): string[];
+  /** Checks what the run left in `out`; throws when it did not do the work. */
+  check(out: string, figures: ChildFigures): void;
+}
+
+/** The argv of the `vf` deno task (deno.json `tasks.vf`), with the pinned Deno. */
+export function denoTaskArgv(task = "vf"): string[] {
+  const tasks = JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")).tasks as Record<
+    string,
+    string
+  >;
+  const words = tasks[task].split(/\s+/);
+  if (!words[0].endsWith("deno.sh")) throw new Error(`deno task ${task} does not run deno.sh`);
+  return [RUNTIMES.deno, ...words.slice(1).map((w) => w.endsWith(".ts") ? join(ROOT, w) : w)];
+}
+
+/** Builds the `vf` Bun binary into `dir`; returns its path. */
+export function buildBunBinary(dir: string): string {
+  const bin = join(dir, "vf");
+  const build = spawnSync(
+    RUNTIMES.bun,
+    ["build", "--compile", "--outfile", bin, join(ROOT, "cli.ts")],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
+  if (build.status !== 0) throw new Error("bun build --compile failed");
+  return bin;
+}
+
+/** Throws unless the run in `out` scored all `n` episodes right (reward 2: correct + match). */
+function checkVfRun(out: string, n: number): void {
+  const [run] = readdirSync(out);
+  const summary = JSON.parse(readFileSync(join(out, run, "summary.json"), "utf8"));
+  if (summary.counts.episodes !== n || summary.reward.mean !== 2) {
+    throw new Error(`bad run: ${summary.counts.episodes} episodes, reward ${summary.reward.mean}`);
+  }
+}
+
+/** A promptfoo config asking the same questions with an `equals` assertion. */
+function writePromptfooConfig(dir: string, url: string, n: number): string {
+  const path = join(dir, "promptfooconfig.json");
+  // the same seeded questions as bench/fetch_floor.ts
+  const tests: unknown[] = [];
+  const rand = seededRandom(0);
+  for (let i = 0; i < n; i++) {
+    const a = 100 + Math.floor(rand() * 900);
+    const b = 100 + Math.floor(rand() * 900);
+    tests.push({
+      vars: { q: `What is ${a} + ${b}?` },
+      assert: [{ type: "equals", value: String(a + b) }],
+    });
+  }
+  writeFileSync(
+    path,
+    JSON.stringify({
+      prompts: [JSON.stringify([
+        { role: "system", content: "Answer with the final number only." },
+        { role: "user", content: "{{q}}" },
+      ])],
+      providers: [{
+        id: "openai:chat:bench-model",
+        config: { apiBaseUrl: url, apiKeyEnvar: "VF_BENCH_KEY" },
+      }],
+      tests,
+    }),
+  );
+  return path;
+}
+
+/** Runs the rounds and prints the table. */
+export async function wholeProcess(
+  options: { n: number; c: number; rounds: number },
+): Promise<Map<string, { wallMs: number; peakRssMB: number; ratio: number | null }>> {
+  if (!canMeasureChildren()) {
+    throw new Error("/usr/bin/time (GNU time) is needed for the peak RSS of a child process");
+  }
+  const { n, c } = options;
+  const env = { VF_BENCH_KEY: "sk-bench", NO_COLOR: "1" };
+  const work = mkdtempSync(join(tmpdir(), "vf-bench-whole-"));
+  const bin = buildBunBinary(work);
+  const floorScript = join(BENCH, "fetch_floor.ts");
+  const floorCheck = (_out: string, f: ChildFigures) => {
+    if (JSON.parse(f.stdout.trim()).n !== n) throw new Error("the floor did not finish");
+  };
+  const contestants: Contestant[] = [
+    {
+      name: "plain fetch, Bun",
+      floor: null,
+      argv: (url) => runtimeArgv("bun", floorScript, [url, String(n), String(c)]),
+      check: floorCheck,
+    },
+    {
+      name: "vf Bun binary",
+      floor: "plain fetch, Bun",
+      argv: (url, out) => [bin, "eval", ...evalArgs(url, n, c, out)],
+      check: (out) => checkVfRun(out, n),
+    },
+    {
+      name: "plain fetch, Deno",
+      floor: null,
+      argv: (url) => runtimeArgv("deno", floorScript, [url, String(n), String(c)]),
+      check: floorCheck,
+    },
+    {
+      name: "vf, deno run",
+      floor: "plain fetch, Deno",
+      argv: (url, out) => [...denoTaskArgv(), "eval", ...evalArgs(url, n, c, out)],
+      check: (out) => checkVfRun(out, n),
+    },
+  ];
+  const promptfoo = join(ROOT, "node_modules", ".bin", "promptfoo");
+  if (existsSync(promptfoo)) {
+    contestants.push({
+      name: "promptfoo",
+      floor: null,
+      argv: (url, out) => [
+        promptfoo,
+        "eval",
+        "-c",
+        writePromptfooConfig(out, url, n),
+        "-j",
+        String(c),
+        "--no-cache",
+        "--no-table",
+        "--no-write",
+        "--no-progress-bar",
+      ],
+      check: () => {},
+    });
+  } else {
+    console.log("promptfoo: not installed (node_modules/.bin/promptfoo), skipped");
+  }
+
+  const mock = await spawnMock(0, { runtime: "bun" });
+  const seen = new Map<string, ChildFigures[]>(contestants.map((k) => [k.name, []]));
+  const runOnce = async (k: Contestant, count: boolean): Promise<void> => {
+    const out = mkdtempSync(join(work, "out-"));
+    try {
+      const figures = await measureChild(k.argv(mock.url, out), { env, cwd: out });
+      k.check(out, figures);
+      if (count) seen.get(k.name)!.push(figures);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  };
+  try {
+    // warm-up: page cache, compile caches (deno), the mock's JIT
+    for (const k of contestants) await runOnce(k, false);
+    for (let round = 0; round < options.rounds; round++) {
+      const before = loadAverages();
+      for (let i = 0; i < contestants.length; i++) {
+        await runOnce(contestants[(round + i) % contestants.length], true);
+      }
+      console.log(`  round ${round + 1}: ${before} at start, ${loadAverages()} at end`);
+    }
+  } finally {
+    mock.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const result = new Map<string, { wallMs: number; peakRssMB: number; ratio: number | null }>();
+  console.log(
+    `whole process  N=${n} C=${c}, ${options.rounds} interleaved rounds, one Bun mock ` +
+      `(${loadAverages()})`,
+  );
+  for (const k of contestants) {
+    const runs = seen.get(k.name)!;
+    const walls = runs.map((r) => r.wallMs);
+    const wallMs = median(walls);
+    const peakRssMB = Math.max(...runs.map((r) => r.peakRssMB));
+    const floor = k.floor === null ? null : median(seen.get(k.floor)!.map((r) => r.wallMs));
+    const ratio = floor === null ? null : wallMs / floor;
+    result.set(k.name, { wallMs, peakRssMB, ratio });
+    console.log(
+      `  ${k.name.padEnd(18)} wall ${(wallMs / 1000).toFixed(2)} s ` +
+        `(${(Math.min(...walls) / 1000).toFixed(2)}–${(Math.max(...walls) / 1000).toFixed(2)}), ` +
+        `peak RSS ${peakRssMB.toFixed(0)} MB, CPU ${
+          (median(runs.map((r) => r.cpuMs)) / 1000)
+            .toFixed(2)
+        } s` +
+        (ratio === null ? "" : `, ${ratio.toFixed(2)}x its floor (target ≤ 1.5x)`),
+    );
+  }
+  return result;
+}
+
+if (import.meta.main) {
+  await wholeProcess({ n: flag("n", 2000), c: flag("c", 50), rounds: flag("rounds", 3) });
+  process.exit(0);
+}
