@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds the single-file binary with `bun build --compile` (works offline) and runs it
+# Builds the single-file binary as it ships (scripts/build_binary.sh: `bun build --compile`,
+# offline) and runs it
 # outside the source tree: --version, plugins list, a --dry-run, the demo and vf view.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=$(mktemp -d)
-node_modules/.bin/bun build --compile --outfile "$out/vf" cli.ts >/dev/null
+bash scripts/build_binary.sh "$out/vf" >/dev/null
 cp examples/quickstart.toml "$out/"
 cd "$out"
 ./vf --version | grep -q "^vf "

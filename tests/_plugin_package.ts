@@ -16,6 +16,9 @@ export const ROOT = join(import.meta.dirname!, "..");
 /** Where the pinned toolchain lives (deno, bun). */
 export const TOOL_BIN = join(ROOT, "node_modules", ".bin");
 
+/** The script that builds the single-file binary as it ships: `bash BUILD_BINARY <outfile>`. */
+export const BUILD_BINARY = join(ROOT, "scripts", "build_binary.sh");
+
 /** How `vf` is started. */
 export type VfHost = "deno" | "bun" | "binary";
 

@@ -20,8 +20,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, runCli } from "./_cli.ts";
+import { runCli } from "./_cli.ts";
 import {
+  BUILD_BINARY,
   installPluginDeps,
   runProgram,
   type RunResult,
@@ -100,8 +101,8 @@ describe("external plugins: vf init -> npm pack -> registry -> vf eval", () => {
     mkdirSync(work);
     binary = join(root, "bin", "vf");
     const built = runProgram(
-      join(TOOL_BIN, "bun"),
-      ["build", "--compile", "--outfile", binary, CLI],
+      "bash",
+      [BUILD_BINARY, binary], // the binary as it ships
       { cwd: root }, // an interrupted build leaves its temp file here, not in the checkout
     );
     // the package, as its author makes it

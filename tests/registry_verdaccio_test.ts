@@ -30,13 +30,12 @@ import { Buffer } from "node:buffer";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { CLI } from "./_cli.ts";
 import {
+  BUILD_BINARY,
   ROOT,
   runProgram,
   type RunResult,
   runVf,
-  TOOL_BIN,
   toolchainEnv,
   type VfHost,
 } from "./_plugin_package.ts";
@@ -87,15 +86,7 @@ describe("plugins from a real npm registry (Verdaccio), on every host", () => {
   async function setup() {
     root = mkdtempSync(join(tmpdir(), "vf-verdaccio-e2e-"));
     binary = join(root, "bin", "vf");
-    const built = runProgram(join(TOOL_BIN, "bun"), [
-      "build",
-      "--compile",
-      "--outfile",
-      binary,
-      CLI,
-    ], {
-      cwd: root,
-    });
+    const built = runProgram("bash", [BUILD_BINARY, binary], { cwd: root }); // as it ships
     reg = await startVerdaccio();
     await Promise.all([
       reg.publish({
