@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import process from "node:process";
@@ -44,6 +44,33 @@ export function runtimeArgv(
   return runtime === "deno"
     ? [RUNTIMES.deno, "run", "-A", script, ...args]
     : [RUNTIMES.bun, script, ...args];
+}
+
+/** The deno.json tasks. */
+function denoTasks(): Record<string, string> {
+  return JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")).tasks;
+}
+
+/** The argv of a deno task running `deno` (deno.json `tasks.vf` by default), pinned Deno. */
+export function denoTaskArgv(task = "vf"): string[] {
+  const words = denoTasks()[task].split(/\s+/);
+  if (!words[0].endsWith("deno.sh")) throw new Error(`deno task ${task} does not run deno.sh`);
+  return [RUNTIMES.deno, ...words.slice(1).map((w) => w.endsWith(".ts") ? join(ROOT, w) : w)];
+}
+
+/**
+ * Builds the `vf` Bun binary into `dir` as it ships (scripts/build_binary.sh; a checkout
+ * without that script: plain `bun build --compile`); returns its path.
+ */
+export function buildBunBinary(dir: string): string {
+  const bin = join(dir, "vf");
+  const script = join(ROOT, "scripts", "build_binary.sh");
+  const [cmd, ...args] = existsSync(script)
+    ? ["bash", script, bin]
+    : [RUNTIMES.bun, "build", "--compile", "--outfile", bin, join(ROOT, "cli.ts")];
+  const build = spawnSync(cmd, args, { stdio: ["ignore", "ignore", "inherit"] });
+  if (build.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed`);
+  return bin;
 }
 
 /** The 1, 5 and 15 minute load averages, as printed next to every figure. */

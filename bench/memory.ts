@@ -1,56 +1,94 @@
 /**
- * Memory: peak RSS of a whole run at N=2,000 and at N=50,000 rollouts (addition, null
- * harness, match judge, C=50, instant mock), each in a fresh child process, and their
- * ratio. A streaming runner keeps the ratio near 1.
+ * Memory: peak RSS of whole `vf eval` processes of `small` and of `large` rollouts
+ * (addition, null harness, match judge, `c` in flight, instant mock), as users run them
+ * with default settings: the Bun binary (flags of the `compile:bun` task) and `vf` under
+ * the `vf` deno task's flags. Prints both peaks and their ratio per runtime, with load
+ * averages. A runner whose memory does not grow with run length keeps the ratio near 1.
  *
  * `deno run -A bench/memory.ts [--small 2000] [--large 50000] [--c 50]`
+ * (bench/memory_child.ts runs the same in-process, for heap experiments with engine flags.)
  *
  * @module
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { BENCH, runChild, scriptArgv, spawnMock } from "./common.ts";
+import {
+  buildBunBinary,
+  denoTaskArgv,
+  evalArgs,
+  loadAverages,
+  measureChild,
+  spawnMock,
+} from "./common.ts";
 import { flag } from "./throughput.ts";
+import { checkVfRun } from "./whole_process.ts";
 
-interface ChildResult {
-  n: number;
-  wallMs: number;
-  peakRssMB: number;
-  episodes: number;
+/** Peak RSS of both run sizes and their ratio, per runtime. */
+export interface MemoryResult {
+  small: number;
+  large: number;
+  ratio: number;
 }
 
-async function measure(url: string, n: number, c: number): Promise<ChildResult> {
-  const out = await runChild(
-    scriptArgv(join(BENCH, "memory_child.ts"), [url, String(n), String(c)]),
-  );
-  const r = JSON.parse(out.trim().split("\n").at(-1)!) as ChildResult;
-  if (r.episodes !== n) throw new Error(`the run of ${n} wrote ${r.episodes} episodes`);
-  return r;
-}
-
-/** Measures and returns both peaks and their ratio. */
+/** Measures and prints; returns `{bun, deno}`. */
 export async function memory(
   options: { small: number; large: number; c: number },
-): Promise<{ small: ChildResult; large: ChildResult; ratio: number }> {
-  const mock = await spawnMock(0);
+): Promise<Record<string, MemoryResult>> {
+  const work = mkdtempSync(join(tmpdir(), "vf-bench-mem-"));
+  const bin = buildBunBinary(work);
+  const mock = await spawnMock(0, { runtime: "bun" });
+  const vf: Record<string, string[]> = { bun: [bin], deno: denoTaskArgv() };
+  const env = { VF_BENCH_KEY: "sk-bench", NO_COLOR: "1" };
+  const out: Record<string, MemoryResult> = {};
   try {
-    const small = await measure(mock.url, options.small, options.c);
-    const large = await measure(mock.url, options.large, options.c);
-    return { small, large, ratio: large.peakRssMB / small.peakRssMB };
+    for (const rt of ["bun", "deno"]) {
+      const peak = async (n: number) => {
+        const dir = mkdtempSync(join(work, "out-"));
+        try {
+          const before = loadAverages();
+          const f = await measureChild([
+            ...vf[rt],
+            "eval",
+            ...evalArgs(mock.url, n, options.c, dir),
+          ], {
+            env,
+            cwd: dir,
+          });
+          checkVfRun(dir, n);
+          console.log(
+            `  ${rt} N=${n}: peak RSS ${f.peakRssMB.toFixed(0)} MB, wall ${
+              (f.wallMs / 1000).toFixed(1)
+            } s, CPU ${
+              (f.cpuMs / 1000).toFixed(1)
+            } s (${before} at start, ${loadAverages()} at end)`,
+          );
+          return f.peakRssMB;
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      };
+      const small = await peak(options.small);
+      const large = await peak(options.large);
+      out[rt] = { small, large, ratio: large / small };
+    }
   } finally {
     mock.stop();
+    rmSync(work, { recursive: true, force: true });
   }
+  console.log(`memory      whole process, C=${options.c}, default settings (${loadAverages()})`);
+  for (const [rt, r] of Object.entries(out)) {
+    console.log(
+      `  ${rt === "bun" ? "vf Bun binary" : "vf, deno task"}: peak RSS N=${options.small} ` +
+        `${r.small.toFixed(0)} MB, N=${options.large} ${r.large.toFixed(0)} MB, ratio ` +
+        `${r.ratio.toFixed(2)}x (target ≤ 1.25x)`,
+    );
+  }
+  return out;
 }
 
 if (import.meta.main) {
-  const o = { small: flag("small", 2000), large: flag("large", 50_000), c: flag("c", 50) };
-  const r = await memory(o);
-  console.log(
-    `memory      peak RSS N=${o.small}: ${r.small.peakRssMB.toFixed(0)} MB, ` +
-      `N=${o.large}: ${r.large.peakRssMB.toFixed(0)} MB, ratio ${r.ratio.toFixed(2)}x ` +
-      `(C=${o.c}; runs took ${(r.small.wallMs / 1000).toFixed(1)} s and ${
-        (r.large.wallMs / 1000).toFixed(1)
-      } s)`,
-  );
+  await memory({ small: flag("small", 2000), large: flag("large", 50_000), c: flag("c", 50) });
   process.exit(0);
 }

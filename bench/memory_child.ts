@@ -1,12 +1,16 @@
 /**
- * One benchmark run in its own process, for the memory benchmark: `vf eval` of `n`
+ * One benchmark run in its own process, for the memory benchmarks: `vf eval` of `n`
  * addition rollouts (null harness, match judge, `c` in flight) against the mock at `url`,
- * in-process; prints `{n, wallMs, peakRssMB, episodes}` as JSON.
+ * in-process. Samples RSS and the JS heap every 100 ms, and, when the engine exposes
+ * `gc()` (`--v8-flags=--expose-gc` on Deno, `--expose-gc` on Bun), collects before the
+ * last sample so that the heap still live after the run shows (what a leak would grow).
+ * Prints `{n, wallMs, peakRssMB, peakHeapMB, heapAfterGcMB, episodes}` as JSON.
  *
  * `deno run -A bench/memory_child.ts <url> <n> [c]`
  *
  * @module
  */
+import "./_builtins.ts";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,21 +37,32 @@ if (import.meta.main) {
     : [...process.argv.slice(-2), "50"];
   process.env.VF_BENCH_KEY = "sk-bench";
   const out = mkdtempSync(join(tmpdir(), "vf-bench-mem-"));
+  const mb = (bytes: number) => bytes / (1024 * 1024);
+  let peakHeap = 0;
+  const sampler = setInterval(() => {
+    peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+  }, 100);
   try {
     const loaded = await loadEvalConfig(evalArgs(url, Number(n), Number(c), out), { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
     const started = performance.now();
     const { summary } = await runEval(loaded, { runDir, cwd: out });
     const wallMs = performance.now() - started;
+    clearInterval(sampler);
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
     process.stdout.write(
       JSON.stringify({
         n: Number(n),
         wallMs,
         peakRssMB: peakRssMB(),
+        peakHeapMB: mb(peakHeap),
+        heapAfterGcMB: gc ? mb(process.memoryUsage().heapUsed) : null,
         episodes: summary.counts.episodes,
       }) + "\n",
     );
   } finally {
+    clearInterval(sampler);
     rmSync(out, { recursive: true, force: true });
   }
   process.exit(0);

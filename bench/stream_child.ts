@@ -79,7 +79,12 @@ if (import.meta.main) {
     run = () => pool(Number(n), Number(c), (i) => streamOnce(url, "sk-bench", i));
   } else if (mode === "relay") {
     const server = await startInterceptionServer();
-    const client = createProviderClient({ baseUrl: url, apiKeyVar: "VF_BENCH_KEY" });
+    // a loaded machine may take seconds to accept 256 connections: no connect deadline here
+    const client = createProviderClient({
+      baseUrl: url,
+      apiKeyVar: "VF_BENCH_KEY",
+      connectTimeoutMs: 120_000,
+    });
     close = () => server.close();
     run = () =>
       pool(Number(n), Number(c), async (i) => {

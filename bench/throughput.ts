@@ -8,6 +8,7 @@
  *
  * @module
  */
+import "./_builtins.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

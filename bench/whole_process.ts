@@ -17,22 +17,22 @@
  *
  * @module
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import {
   BENCH,
+  buildBunBinary,
   canMeasureChildren,
   type ChildFigures,
+  denoTaskArgv,
   evalArgs,
   loadAverages,
   measureChild,
   median,
   ROOT,
   runtimeArgv,
-  RUNTIMES,
   spawnMock,
 } from "./common.ts";
 import { flag } from "./throughput.ts";
@@ -48,31 +48,8 @@ interface Contestant {
   check(out: string, figures: ChildFigures): void;
 }
 
-/** The argv of the `vf` deno task (deno.json `tasks.vf`), with the pinned Deno. */
-export function denoTaskArgv(task = "vf"): string[] {
-  const tasks = JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")).tasks as Record<
-    string,
-    string
-  >;
-  const words = tasks[task].split(/\s+/);
-  if (!words[0].endsWith("deno.sh")) throw new Error(`deno task ${task} does not run deno.sh`);
-  return [RUNTIMES.deno, ...words.slice(1).map((w) => w.endsWith(".ts") ? join(ROOT, w) : w)];
-}
-
-/** Builds the `vf` Bun binary into `dir`; returns its path. */
-export function buildBunBinary(dir: string): string {
-  const bin = join(dir, "vf");
-  const build = spawnSync(
-    RUNTIMES.bun,
-    ["build", "--compile", "--outfile", bin, join(ROOT, "cli.ts")],
-    { stdio: ["ignore", "ignore", "inherit"] },
-  );
-  if (build.status !== 0) throw new Error("bun build --compile failed");
-  return bin;
-}
-
 /** Throws unless the run in `out` scored all `n` episodes right (reward 2: correct + match). */
-function checkVfRun(out: string, n: number): void {
+export function checkVfRun(out: string, n: number): void {
   const [run] = readdirSync(out);
   const summary = JSON.parse(readFileSync(join(out, run, "summary.json"), "utf8"));
   if (summary.counts.episodes !== n || summary.reward.mean !== 2) {

@@ -1,0 +1,74 @@
+/**
+ * Where memory goes as a run gets longer: in-process runs (bench/memory_child.ts) of
+ * `small` and `large` rollouts under each engine setting tried, each in a fresh process
+ * with `gc()` exposed. Prints peak RSS, peak JS heap and the heap still live after a full
+ * collection at the end. Equal live heaps with a growing peak mean nothing is retained
+ * per rollout and the growth is the collector's choice of heap size, which engine
+ * settings decide; a growing live heap is a leak. With load averages.
+ *
+ * `deno run -A bench/memory_growth.ts [--small 2000] [--large 20000] [--c 50]`
+ *
+ * @module
+ */
+import { join } from "node:path";
+import process from "node:process";
+import { BENCH, loadAverages, runChild, RUNTIMES, spawnMock } from "./common.ts";
+import { flag } from "./throughput.ts";
+
+/** Engine settings tried: the defaults and the memory-saving ones each engine offers. */
+const SETTINGS: { name: string; argv: string[] }[] = [
+  { name: "deno (default)", argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc"] },
+  {
+    name: "deno --max-semi-space-size=4",
+    argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc,--max-semi-space-size=4"],
+  },
+  {
+    name: "deno --optimize-for-size",
+    argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc,--optimize-for-size"],
+  },
+  { name: "bun (default)", argv: [RUNTIMES.bun, "--expose-gc"] },
+  { name: "bun --smol", argv: [RUNTIMES.bun, "--smol", "--expose-gc"] },
+];
+
+if (import.meta.main) {
+  const small = flag("small", 2000);
+  const large = flag("large", 20_000);
+  const c = flag("c", 50);
+  const only = process.argv.includes("--only")
+    ? process.argv[process.argv.indexOf("--only") + 1]
+    : null;
+  const mock = await spawnMock(0, { runtime: "bun" });
+  try {
+    for (const s of SETTINGS.filter((s) => only === null || s.name.startsWith(only))) {
+      const figures = [];
+      for (const n of [small, large]) {
+        const before = loadAverages();
+        const out = await runChild([
+          ...s.argv,
+          join(BENCH, "memory_child.ts"),
+          mock.url,
+          String(n),
+          String(c),
+        ]);
+        const r = JSON.parse(out.trim().split("\n").at(-1)!);
+        if (r.episodes !== n) throw new Error(`${s.name}: ${r.episodes} of ${n} episodes`);
+        figures.push(r);
+        console.log(
+          `  ${s.name} N=${n}: peak RSS ${r.peakRssMB.toFixed(0)} MB, peak heap ${
+            r.peakHeapMB.toFixed(0)
+          } MB, live heap after GC ${r.heapAfterGcMB?.toFixed(1) ?? "?"} MB, wall ${
+            (r.wallMs / 1000).toFixed(1)
+          } s (${before} at start, ${loadAverages()} at end)`,
+        );
+      }
+      console.log(
+        `${s.name}: peak RSS ratio N=${large}/N=${small} ${
+          (figures[1].peakRssMB / figures[0].peakRssMB).toFixed(2)
+        }x`,
+      );
+    }
+  } finally {
+    mock.stop();
+  }
+  process.exit(0);
+}
