@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
 import type { Trace, TraceTask } from "../../kit/trace/types.ts";
-import { canonicalTaskData, PyFloat, taskHash } from "../../kit/tasks/hash.ts";
+import { canonicalTaskData, PyFloat, pythonJsonDumps } from "../../kit/tasks/hash.ts";
 import { wireRuntimeType } from "../../kit/runtime/wire.ts";
 import { VERSION } from "../../kit/version.ts";
 
@@ -55,8 +55,10 @@ export function taskTypeName(taskset: { id: string; taskType?: string }): string
 
 /** The identity of a task as traces and episodes carry it. */
 export function traceTask(type: string, data: TaskData, key?: string): TraceTask {
-  const hash = taskHash(data);
-  return { type, data: wireTaskData(data), key: key ?? hash, hash };
+  // the canonical dict is built once: hashed as Python dumps it, carried as plain JSON
+  const canonical = canonicalTaskData(data as Record<string, unknown>);
+  const hash = createHash("sha256").update(pythonJsonDumps(canonical), "utf8").digest("hex");
+  return { type, data: plainJson(canonical) as Record<string, unknown>, key: key ?? hash, hash };
 }
 
 /** A fresh trace with every field present, as Python serializes an unfinished one. */
