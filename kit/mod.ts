@@ -101,7 +101,35 @@ export {
 } from "./runtime/remote_config.ts";
 export { ownedWorkdirPrefix } from "./runtime/workdirs.ts";
 export { allowedHostEnv, isAllowedHostVariable } from "./runtime/agent_env.ts";
-export { runChatLoop, toChatMessages } from "./harness/chat_loop.ts";
+export { runChatLoop } from "./harness/chat_loop.ts";
+/** The OpenAI chat completions wire format: shapes, error bodies, trace messages → chat. */
+export {
+  CHAT_COMPLETIONS_PATH,
+  errorMessageOf,
+  openAIErrorBody,
+  toChatMessages,
+} from "./wire/chat.ts";
+export type { ChatErrorBody, ChatMessage, ChatRequestBody, ChatToolCall } from "./wire/chat.ts";
+/** What a model API dialect provides the interception server (see docs/architecture.md). */
+export { findRoute } from "./wire/dialect.ts";
+export type {
+  Dialect,
+  DialectAnswer,
+  DialectOutcome,
+  DialectRequest,
+  DialectRoute,
+  DialectStreamReader,
+  PrepareOptions,
+  RenderMeta,
+  StreamVerdict,
+  UpstreamCall,
+} from "./wire/dialect.ts";
+/** Server-sent events: an incremental splitter and the event writers. */
+export { formatSseEvent, sseData, SseSplitter } from "./wire/sse.ts";
+export type { SseEvent } from "./wire/sse.ts";
+/** HTTP bodies and JSON replies over a socket or in-process. */
+export { closeServer, fromNode, listenLoopback, readNodeBody, sendJson } from "./wire/http.ts";
+export type { WireHandler, WireReply, WireRequest } from "./wire/http.ts";
 export { bashSystemPrompt, createBashTool, createEditTool } from "./harness/tools.ts";
 export type { HostTool } from "./harness/tools.ts";
 export { lastNumber } from "./scoring/extract.ts";

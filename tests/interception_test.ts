@@ -12,8 +12,9 @@ import {
   startInterceptionServer,
 } from "../lib/model/interception_server.ts";
 import { createProviderClient, type ProviderClient } from "../lib/model/provider_client.ts";
-import { ChatStreamAccumulator, parseChatUsage } from "../lib/model/chat_dialect.ts";
-import { SseSplitter } from "../lib/model/sse.ts";
+import { parseChatUsage } from "../lib/model/chat_dialect.ts";
+import { ChatStreamAccumulator } from "../lib/model/chat_stream.ts";
+import { SseSplitter } from "../kit/wire/sse.ts";
 import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
 import {
   type FakeOpenAI,

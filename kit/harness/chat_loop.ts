@@ -14,16 +14,12 @@ import type { ProgramResult } from "../runtime/runtime.ts";
 import type { Message } from "../trace/types.ts";
 import type { ChatToolSpec, HostTool } from "./tools.ts";
 import { sleep } from "../util/sleep.ts";
-
-/** A message in OpenAI chat completions shape (extra provider fields are kept). */
-export type ChatMessage = Record<string, unknown> & { role: string };
-
-/** A tool call in OpenAI chat completions shape. */
-export interface ChatToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
+import {
+  CHAT_COMPLETIONS_PATH,
+  type ChatMessage,
+  errorMessageOf,
+  toChatMessages,
+} from "../wire/chat.ts";
 
 /** Options of {@link runChatLoop}. */
 export interface ChatLoopOptions {
@@ -64,7 +60,7 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<ProgramResu
   const byName = new Map(tools.map((t) => [t.spec.function.name, t]));
   const specs: ChatToolSpec[] = tools.map((t) => t.spec);
   const messages: ChatMessage[] = toChatMessages(options.messages);
-  const url = options.endpoint.replace(/\/+$/, "") + "/chat/completions";
+  const url = options.endpoint.replace(/\/+$/, "") + CHAT_COMPLETIONS_PATH;
 
   for (;;) {
     options.signal.throwIfAborted();
@@ -86,30 +82,6 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<ProgramResu
       messages.push({ role: "tool", tool_call_id: id, content });
     }
   }
-}
-
-/** Converts trace-shaped messages to OpenAI chat completions shape. */
-export function toChatMessages(messages: Message[]): ChatMessage[] {
-  return messages.map((m): ChatMessage => {
-    switch (m.role) {
-      case "assistant": {
-        const out: ChatMessage = { role: "assistant", content: m.content ?? null };
-        if (m.tool_calls && m.tool_calls.length > 0) {
-          out.tool_calls = m.tool_calls.map((c): ChatToolCall => ({
-            id: c.id,
-            type: "function",
-            function: { name: c.name, arguments: c.arguments },
-          }));
-        }
-        if (typeof m.reasoning_content === "string") out.reasoning_content = m.reasoning_content;
-        return out;
-      }
-      case "tool":
-        return { role: "tool", tool_call_id: m.tool_call_id, content: m.content };
-      default:
-        return { role: m.role, content: m.content };
-    }
-  });
 }
 
 type PostResult = { ok: true; message: ChatMessage } | { ok: false; error: string };
@@ -136,7 +108,7 @@ async function postChat(url: string, body: string, options: ChatLoopOptions): Pr
       const text = await res.text();
       if (res.ok) return parseCompletion(text);
       status = res.status;
-      detail = errorMessage(text);
+      detail = errorMessageOf(text, MAX_ERROR_CHARS);
       retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
     } catch (err) {
       options.signal.throwIfAborted();
@@ -203,19 +175,6 @@ async function runToolCall(
     return { id, content: `Error: the arguments of tool '${name}' must be a JSON object.` };
   }
   return { id, content: await tool.run(args as Record<string, unknown>, signal) };
-}
-
-/** The `error.message` of an OpenAI-shaped error body, else the (shortened) body. */
-function errorMessage(text: string): string {
-  try {
-    const data = JSON.parse(text) as { error?: { message?: unknown } | string };
-    const e = data?.error;
-    if (typeof e === "string") return e;
-    if (e && typeof e.message === "string") return e.message;
-  } catch {
-    // not JSON: fall through to the raw body
-  }
-  return text.length > MAX_ERROR_CHARS ? text.slice(0, MAX_ERROR_CHARS) : text;
 }
 
 /** `Retry-After` in ms when it is a sane number of seconds (0 < s <= 60), else null. */

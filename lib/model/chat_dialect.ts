@@ -1,40 +1,15 @@
 /**
- * The OpenAI chat completions dialect: wire shapes, conversion between chat messages and
- * the trace's own {@link Message}, the model/sampling overrides, the recorded sampling
- * whitelist, usage parsing, stream reassembly and the OpenAI error body.
+ * Reading OpenAI chat completions in the trace's terms: chat messages into the trace's own
+ * {@link Message}, the model/sampling overrides, the recorded sampling whitelist, usage,
+ * finish reasons, tool specs and the context-length error. The wire shapes themselves are
+ * in kit/wire/chat.ts; streams in chat_stream.ts; the dialect in openai_chat.ts.
  *
  * @module
  */
 import type { ContentPart, Message, ToolCall, ToolSpec, Usage } from "../../kit/trace/types.ts";
 import { isRecord } from "../../kit/util/is_record.ts";
-
-/** A tool call as the chat API sends it. */
-export interface ChatToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
-
-/** A chat message as the chat API sends it (unknown fields kept). */
-export interface ChatMessage {
-  role: string;
-  content?: string | ContentPart[] | null;
-  name?: string;
-  tool_calls?: ChatToolCall[] | null;
-  tool_call_id?: string;
-  reasoning_content?: string | null;
-  [field: string]: unknown;
-}
-
-/** A chat completions request body (unknown fields kept). */
-export interface ChatRequestBody {
-  model?: string;
-  messages: ChatMessage[];
-  stream?: boolean;
-  stream_options?: Record<string, unknown> | null;
-  tools?: unknown[];
-  [field: string]: unknown;
-}
+import type { ChatMessage, ChatRequestBody } from "../../kit/wire/chat.ts";
+import type { DialectOutcome } from "../../kit/wire/dialect.ts";
 
 /** Settings recorded in `ModelCall.sampling` when present in the body sent upstream. */
 export const CHAT_SAMPLING_KEYS: readonly string[] = [
@@ -50,14 +25,13 @@ export const CHAT_SAMPLING_KEYS: readonly string[] = [
   "n",
 ];
 
-/** The chat endpoint path as recorded in `ModelCall.endpoint`. */
-export const CHAT_ENDPOINT = "/chat/completions";
-
-function str(value: unknown): string | null {
+/** The value when it is a string, else null. */
+export function str(value: unknown): string | null {
   return typeof value === "string" ? value : null;
 }
 
-function num(value: unknown): number {
+/** The value when it is a finite number, else 0. */
+export function num(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }
 
@@ -191,33 +165,6 @@ export function chatToMessage(raw: ChatMessage): Message {
   }
 }
 
-/** Converts a trace {@link Message} into a chat message a chat API accepts. */
-export function messageToChat(message: Message): ChatMessage {
-  switch (message.role) {
-    case "assistant": {
-      const out: ChatMessage = { role: "assistant", content: message.content };
-      if (message.reasoning_content) out.reasoning_content = message.reasoning_content;
-      if (message.tool_calls && message.tool_calls.length > 0) {
-        out.tool_calls = message.tool_calls.map((tc) => ({
-          id: tc.id,
-          type: "function",
-          function: { name: tc.name, arguments: tc.arguments },
-        }));
-      }
-      return out;
-    }
-    case "tool":
-      return {
-        role: "tool",
-        tool_call_id: message.tool_call_id,
-        content: message.content,
-        ...(message.name ? { name: message.name } : {}),
-      };
-    default:
-      return { role: message.role, content: message.content };
-  }
-}
-
 /** The `tools` of a chat request as recorded on `trace.tools`. */
 export function toolSpecsFromChat(tools: unknown[]): ToolSpec[] {
   const out: ToolSpec[] = [];
@@ -237,11 +184,7 @@ export function toolSpecsFromChat(tools: unknown[]): ToolSpec[] {
 }
 
 /** The outcome of one chat completion, whether from a JSON body or reassembled deltas. */
-export interface ChatOutcome {
-  message: Message;
-  finishReason: string | null;
-  usage: Usage | null;
-}
+export type ChatOutcome = DialectOutcome;
 
 /** Reads the first choice of a non-streaming chat completion; null when there is none. */
 export function outcomeFromCompletion(json: unknown): ChatOutcome | null {
@@ -253,120 +196,6 @@ export function outcomeFromCompletion(json: unknown): ChatOutcome | null {
     finishReason: str(choice.finish_reason),
     usage: parseChatUsage(json.usage),
   };
-}
-
-interface PartialToolCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-/**
- * Reassembles the first choice of a streamed chat completion from its chunks: content,
- * reasoning, tool calls (arguments concatenated per index), finish reason and usage.
- */
-export class ChatStreamAccumulator {
-  #content = "";
-  #reasoning = "";
-  #sawContent = false;
-  #sawReasoning = false;
-  #sawChoice = false;
-  #toolCalls = new Map<number, PartialToolCall>();
-  #finishReason: string | null = null;
-  #usage: Usage | null = null;
-
-  /** Adds one parsed `chat.completion.chunk`. */
-  add(chunk: unknown): void {
-    if (!isRecord(chunk)) return;
-    if (isRecord(chunk.usage)) this.#usage = parseChatUsage(chunk.usage);
-    if (!Array.isArray(chunk.choices)) return;
-    for (const choice of chunk.choices) {
-      if (!isRecord(choice) || num(choice.index) !== 0) continue;
-      this.#sawChoice = true;
-      const finish = str(choice.finish_reason);
-      if (finish !== null) this.#finishReason = finish;
-      const delta = isRecord(choice.delta) ? choice.delta : {};
-      const content = str(delta.content);
-      if (content !== null) {
-        this.#content += content;
-        this.#sawContent = true;
-      }
-      const reasoning = str(delta.reasoning_content) ?? str(delta.reasoning);
-      if (reasoning !== null) {
-        this.#reasoning += reasoning;
-        this.#sawReasoning = true;
-      }
-      if (Array.isArray(delta.tool_calls)) {
-        for (const tc of delta.tool_calls) this.#addToolCall(tc);
-      }
-    }
-  }
-
-  #addToolCall(tc: unknown): void {
-    if (!isRecord(tc)) return;
-    const index = typeof tc.index === "number" ? tc.index : this.#toolCalls.size;
-    let acc = this.#toolCalls.get(index);
-    if (!acc) {
-      acc = { id: "", name: "", arguments: "" };
-      this.#toolCalls.set(index, acc);
-    }
-    if (typeof tc.id === "string" && tc.id) acc.id = tc.id;
-    const fn = isRecord(tc.function) ? tc.function : {};
-    if (typeof fn.name === "string") acc.name += fn.name;
-    if (typeof fn.arguments === "string") acc.arguments += fn.arguments;
-  }
-
-  /** True once a chunk carried the first choice. */
-  get sawChoice(): boolean {
-    return this.#sawChoice;
-  }
-
-  /** The reassembled outcome. */
-  result(): ChatOutcome {
-    const message: Message = {
-      role: "assistant",
-      content: this.#sawContent ? this.#content : null,
-    };
-    if (this.#sawReasoning) message.reasoning_content = this.#reasoning;
-    if (this.#toolCalls.size > 0) {
-      message.tool_calls = [...this.#toolCalls.entries()]
-        .sort((a, b) => a[0] - b[0])
-        .map(([, tc]) => ({ id: tc.id, name: tc.name, arguments: tc.arguments }));
-    }
-    return { message, finishReason: this.#finishReason, usage: this.#usage };
-  }
-}
-
-/** True for a streamed chunk that carries only usage (`choices: []`). */
-export function isUsageOnlyChunk(chunk: unknown): boolean {
-  return isRecord(chunk) && Array.isArray(chunk.choices) && chunk.choices.length === 0 &&
-    isRecord(chunk.usage);
-}
-
-/** The OpenAI error body shape: `{error: {message, type, param, code}}`. */
-export function openAIErrorBody(
-  message: string,
-  type = "invalid_request_error",
-  code: string | null = null,
-): { error: { message: string; type: string; param: null; code: string | null } } {
-  return { error: { message, type, param: null, code } };
-}
-
-/** The error message of an OpenAI-shaped error body, else the text itself (trimmed). */
-export function errorMessageOf(text: string): string {
-  try {
-    const json: unknown = JSON.parse(text);
-    if (isRecord(json)) {
-      if (isRecord(json.error) && typeof json.error.message === "string") {
-        return json.error.message;
-      }
-      if (typeof json.error === "string") return json.error;
-      if (typeof json.message === "string") return json.message;
-    }
-  } catch {
-    // not JSON: fall through to the raw text
-  }
-  return text.trim().slice(0, 1000);
 }
 
 const CONTEXT_LENGTH_RE =

@@ -17,6 +17,7 @@ import { ProviderError } from "../../kit/errors.ts";
 import { getEnv } from "../../kit/_runtime/env.ts";
 import { concatBytes } from "../../kit/util/bytes.ts";
 import { addSecret, MASK, maskUrl, redact as redactSecrets } from "../../kit/secrets.ts";
+import type { ProviderClient, ProviderRequest, ProviderResponse } from "./provider_types.ts";
 
 /** Options of {@link createProviderClient}. */
 export interface ProviderClientOptions {
@@ -90,57 +91,13 @@ class StallWatch {
   }
 }
 
-/** One request to the provider. */
-export interface ProviderRequest {
-  /** Path under the base URL. @default "/chat/completions" */
-  path?: string;
-  /** JSON body (serialised) or raw bytes. */
-  body: unknown;
-  /** Headers of this request (below the client's own headers and auth). */
-  headers?: Record<string, string>;
-  /** Cancels the request and its body stream. */
-  signal?: AbortSignal;
-}
-
-/** A JSON (or other non-stream) response, read in full. */
-export interface ProviderJsonResponse {
-  kind: "json";
-  status: number;
-  headers: Record<string, string>;
-  /** The body text as received. */
-  text: string;
-  /** The parsed body; null when the body is not JSON (only possible on error statuses). */
-  json: unknown;
-}
-
-/** A `text/event-stream` response; iterate `body` to read it. */
-export interface ProviderStreamResponse {
-  kind: "stream";
-  status: number;
-  headers: Record<string, string>;
-  /** The raw body bytes; a transport failure while reading throws a ProviderError (503). */
-  body: AsyncIterable<Uint8Array>;
-  /** Stops reading and drops the connection. */
-  cancel(): void;
-}
-
-/** What the provider answered. */
-export type ProviderResponse = ProviderJsonResponse | ProviderStreamResponse;
-
-/** A client for one OpenAI-compatible provider. */
-export interface ProviderClient {
-  /** The base URL requests are joined to. */
-  readonly baseUrl: string;
-  /** Sends one request; no retries. */
-  send(request: ProviderRequest): Promise<ProviderResponse>;
-  /** `send` to `/chat/completions`. */
-  chatCompletions(
-    body: unknown,
-    options?: Omit<ProviderRequest, "body" | "path">,
-  ): Promise<ProviderResponse>;
-  /** Drops pooled connections. */
-  close(): void;
-}
+export type {
+  ProviderClient,
+  ProviderJsonResponse,
+  ProviderRequest,
+  ProviderResponse,
+  ProviderStreamResponse,
+} from "./provider_types.ts";
 
 /**
  * Joins a base URL and a path without doubling a version segment

@@ -18,6 +18,7 @@ import {
 import type { ClientConfigValue } from "./rollout.ts";
 import { DEFAULT_BASE_URL, type JudgeEntry } from "../config/eval_config.ts";
 import { parseChatUsage } from "../model/chat_dialect.ts";
+import { errorMessageOf } from "../../kit/wire/chat.ts";
 import { createProviderClient, type ProviderClient, stallMs } from "../model/provider_client.ts";
 import type {
   HookContext,
@@ -135,8 +136,7 @@ export function configureJudge(
         throw new TaskError(`judge '${key}': the judge endpoint answered a stream`);
       }
       if (res.status >= 400) {
-        const msg = (res.json as { error?: { message?: string } })?.error?.message ??
-          res.text.slice(0, 300);
+        const msg = errorMessageOf(res.text, 300);
         throw new ProviderError(`judge '${key}': ${res.status} ${msg}`, res.status);
       }
       json = res.json;

@@ -1,0 +1,324 @@
+/**
+ * One model call through the interception server: the program's request is read by its
+ * dialect, checked against the session (closed, stopped, limits, stop conditions), an SDK
+ * retry is answered with the recorded response, else the call goes upstream with the run's
+ * model and sampling, its answer is relayed (JSON, or SSE by relay.ts) and recorded as one
+ * {@link ModelCall} and the message graph grows.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { ProviderError, traceErrorRecord } from "../../../kit/errors.ts";
+import { redact } from "../../../kit/secrets.ts";
+import type {
+  Dialect,
+  DialectOutcome,
+  DialectRequest,
+  UpstreamCall,
+} from "../../../kit/wire/dialect.ts";
+import { sendJson, type WireReply, type WireRequest } from "../../../kit/wire/http.ts";
+import { normalizeFinishReason } from "../chat_dialect.ts";
+import { commitTurn } from "../graph.ts";
+import type { ProviderClient, ProviderResponse } from "../provider_client.ts";
+import { forwardHeaders, relayHeaders } from "./headers.ts";
+import { relayStream, type StreamCall } from "./relay.ts";
+import {
+  closedError,
+  type InFlight,
+  limitReached,
+  now,
+  type Recorded,
+  type Session,
+} from "./session.ts";
+
+/** What the handlers of one server share. */
+export interface ServerContext {
+  log: (level: "debug" | "info" | "warn", message: string) => void;
+  /** Providers that refused the stream-usage option (some servers reject the field). */
+  refuseStreamUsage: WeakSet<ProviderClient>;
+}
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const MAX_REPLAYS = 32;
+
+/** An error of the server's own, in the dialect's shape: the SDK must not retry it. */
+export function sendError(
+  reply: WireReply,
+  dialect: Dialect,
+  status: number,
+  message: string,
+  type = "invalid_request_error",
+  code: string | null = null,
+): void {
+  sendJson(reply, status, dialect.errorBody(message, type, code), { "x-should-retry": "false" });
+}
+
+/** Handles one program request to the dialect's call route. */
+export async function handleCall(
+  ctx: ServerContext,
+  dialect: Dialect,
+  req: WireRequest,
+  reply: WireReply,
+  session: Session,
+): Promise<void> {
+  const fail = (status: number, message: string, type?: string, code?: string) =>
+    sendError(reply, dialect, status, message, type, code);
+  const raw = await req.body(MAX_BODY_BYTES);
+  if (raw === null) return fail(413, "request body too large");
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(raw));
+  } catch {
+    return fail(400, "We could not parse the JSON body of your request.");
+  }
+  const request = dialect.parseRequest(json);
+  if (typeof request === "string") return fail(400, request, "invalid_request_error");
+  if (session.closed) return fail(409, "rollout session is closed");
+
+  const digest = createHash("sha256").update(raw).digest("hex");
+  const retryCount = Number(req.headers["x-stainless-retry-count"] ?? 0);
+  if (retryCount > 0) {
+    const prior = session.replays.get(digest);
+    const recorded = prior ? await prior : null;
+    if (recorded) {
+      ctx.log(
+        "debug",
+        `replaying a recorded response for an SDK retry (trace ${session.options.trace.id})`,
+      );
+      if (reply.headersSent || reply.finished) return;
+      reply.head(recorded.status, recorded.headers);
+      reply.end(recorded.body);
+      return;
+    }
+    if (session.closed) return fail(409, "rollout session is closed");
+  }
+
+  const { trace } = session.options;
+  const refuse = (condition: string) => {
+    session.stop(condition);
+    ctx.log("debug", `refused a model call of trace ${trace.id}: rollout stopped: ${condition}`);
+    fail(400, `rollout stopped: ${condition}`, "invalid_request_error", "rollout_stopped");
+  };
+  const already = session.stopCondition ?? trace.stop_condition;
+  if (already !== null) return refuse(already);
+  const limit = limitReached(trace, session.options.limits);
+  if (limit !== null) return refuse(limit);
+  if (session.options.stops) {
+    let name: string | null;
+    try {
+      name = await session.options.stops();
+    } catch (err) {
+      ctx.log("warn", `a stop check failed: ${err instanceof Error ? err.message : String(err)}`);
+      return fail(500, "stop check failed", "server_error");
+    }
+    if (session.closed) return fail(409, "rollout session is closed");
+    if (name) return refuse(name);
+  }
+
+  let settle: (r: Recorded | null) => void = () => {};
+  const replay = new Promise<Recorded | null>((resolve) => (settle = resolve));
+  session.replays.set(digest, replay);
+  while (session.replays.size > MAX_REPLAYS) {
+    session.replays.delete(session.replays.keys().next().value as string);
+  }
+  let recorded: Recorded | null = null;
+  try {
+    recorded = await exchange(ctx, dialect, req, reply, session, request);
+  } finally {
+    settle(recorded);
+    if (!recorded && session.replays.get(digest) === replay) session.replays.delete(digest);
+  }
+}
+
+/** Sends one call upstream, relays the answer, records it. Returns it when it succeeded. */
+async function exchange(
+  ctx: ServerContext,
+  dialect: Dialect,
+  req: WireRequest,
+  reply: WireReply,
+  session: Session,
+  request: DialectRequest,
+): Promise<Recorded | null> {
+  const { trace, model, sampling, client } = session.options;
+  // usage of streamed calls is asked for, unless the provider said it takes no such option
+  const asksUsage = !ctx.refuseStreamUsage.has(client);
+  let upstream: UpstreamCall = dialect.prepare(request, model, sampling, {
+    streamUsage: asksUsage,
+  });
+  const entry: InFlight = {
+    call: {
+      node: null,
+      model,
+      sampling: upstream.sampling,
+      endpoint: dialect.endpoint,
+      finish_reason: null,
+      usage: null,
+      time: { start: now(), end: 0 },
+      error: null,
+    },
+    recorded: false,
+  };
+  session.inFlight.add(entry);
+  const call = entry.call;
+  const sendError_ = (status: number, message: string, type?: string, code?: string) =>
+    sendError(reply, dialect, status, message, type, code);
+  const relayError = (err: ProviderError) =>
+    sendJson(reply, err.statusCode ?? 502, dialect.errorBody(err.message, "provider_error"));
+
+  const fail = (err: ProviderError) => {
+    if (session.closed) return;
+    session.providerError = err;
+    ctx.log("warn", `model call of trace ${trace.id} failed: ${err.message}`);
+    session.finish(entry, traceErrorRecord("ProviderError", err.message, err.statusCode ?? null));
+  };
+  const commit = (outcome: DialectOutcome) => {
+    if (session.closed) return;
+    call.finish_reason = normalizeFinishReason(outcome.finishReason);
+    if (outcome.finishReason !== null && call.finish_reason === null) {
+      call.native_finish_reason = outcome.finishReason;
+    }
+    call.usage = outcome.usage;
+    call.node = commitTurn(trace.nodes, request.messages, outcome.message);
+    if (upstream.tools !== null) trace.tools = upstream.tools;
+    session.finish(entry);
+  };
+  const closedMidway = (): null => {
+    session.finish(entry, closedError());
+    if (!reply.headersSent) sendError_(409, "rollout session is closed");
+    else reply.destroy();
+    return null;
+  };
+
+  // A new attempt clears the last one's error: only an error that no later call
+  // repaired fails the rollout (verifiers/v1/interception/server.py@a60a606).
+  session.providerError = null;
+  let response: ProviderResponse;
+  const send = () =>
+    client.send({
+      path: dialect.endpoint,
+      body: upstream.body,
+      headers: forwardHeaders(req.headers, trace.id),
+      signal: session.abort.signal,
+    });
+  try {
+    response = await send();
+    const refusable = upstream.stream && asksUsage && dialect.refusedStreamUsage !== undefined;
+    if (refusable && response.status >= 400) {
+      const text = response.kind === "json" ? response.text : await drain(response);
+      if (dialect.refusedStreamUsage!(response.status, text)) {
+        // the provider rejects the option: say so once and stream without it from now on
+        if (!ctx.refuseStreamUsage.has(client)) {
+          ctx.log(
+            "warn",
+            "the provider refuses stream_options: streamed calls are sent without it " +
+              "(their token usage is then not recorded)",
+          );
+        }
+        ctx.refuseStreamUsage.add(client);
+        upstream = dialect.withoutStreamUsage?.(upstream) ?? upstream;
+        response = await send();
+      } else response = { ...response, kind: "json", text, json: parseJsonOrNull(text) };
+    }
+  } catch (err) {
+    if (session.closed) return closedMidway();
+    const perr = err instanceof ProviderError
+      ? err
+      : new ProviderError(`model call failed: ${err instanceof Error ? err.message : err}`, 502);
+    fail(perr);
+    relayError(perr);
+    return null;
+  }
+
+  try {
+    if (response.status < 200 || response.status >= 300) {
+      // Scrubbed before it is recorded or relayed: a provider may echo the key back.
+      const text = redact(response.kind === "json" ? response.text : await drain(response));
+      const message = dialect.errorMessage(text);
+      if (dialect.isContextLengthError(response.status, message)) {
+        if (!session.closed) {
+          session.stop("context_length");
+          session.finish(entry, traceErrorRecord("ProviderError", message, response.status));
+        }
+        sendError_(
+          400,
+          "rollout stopped: context_length",
+          "invalid_request_error",
+          "context_length_exceeded",
+        );
+        return null;
+      }
+      fail(
+        new ProviderError(`provider returned HTTP ${response.status}: ${message}`, response.status),
+      );
+      if (!reply.headersSent && !reply.finished) {
+        reply.head(response.status, {
+          ...relayHeaders(response.headers),
+          "content-type": response.headers["content-type"] ?? "application/json",
+        });
+        reply.end(text);
+      }
+      return null;
+    }
+
+    if (upstream.stream !== (response.kind === "stream")) {
+      // Python v1 reads a reply of the other kind as malformed (a 502 the program's SDK
+      // may retry), never as the program's failure.
+      if (response.kind === "stream") response.cancel();
+      const err = new ProviderError(
+        upstream.stream
+          ? "malformed upstream response: the provider answered a streaming request with " +
+            `${response.headers["content-type"] || "no content type"}, not text/event-stream`
+          : "malformed upstream response: the provider streamed (text/event-stream) a reply " +
+            "to a request that did not ask for a stream",
+        502,
+      );
+      fail(err);
+      relayError(err);
+      return null;
+    }
+
+    if (response.kind === "json") {
+      const outcome = dialect.parseResponse(response.json);
+      if (!outcome) {
+        const err = new ProviderError("provider returned a completion without choices", 502);
+        fail(err);
+        relayError(err);
+        return null;
+      }
+      commit(outcome);
+      const headers = { ...relayHeaders(response.headers), "content-type": "application/json" };
+      const text = redact(response.text);
+      sendJson(reply, response.status, text, headers);
+      return { status: response.status, headers, body: text };
+    }
+
+    const stream: StreamCall = { reply, session, response, commit, fail, closedMidway };
+    return await relayStream(stream, dialect.streamReader(upstream.relayUsage));
+  } catch (err) {
+    if (session.closed) return closedMidway();
+    throw err;
+  } finally {
+    // Anything not recorded yet (an unexpected throw) still becomes a ModelCall.
+    if (!entry.recorded && !session.closed) {
+      session.finish(entry, traceErrorRecord("InterceptionError", "model call did not complete"));
+    }
+  }
+}
+
+function parseJsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Reads a streamed reply in full, as text. */
+export async function drain(
+  response: Extract<ProviderResponse, { kind: "stream" }>,
+): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const bytes of response.body) text += decoder.decode(bytes, { stream: true });
+  return text + decoder.decode();
+}

@@ -1,0 +1,109 @@
+/**
+ * Relaying a streamed answer: the provider's server-sent events go to the program as they
+ * arrive (events the dialect hides excepted), each read once by the dialect's stream
+ * reader; at the end the answer is recorded and the terminal event sent. A stream that
+ * breaks, carries an error or a malformed event, or ends early fails the call and cuts the
+ * program's stream off, so it never passes for a complete answer.
+ *
+ * @module
+ */
+import { ProviderError } from "../../../kit/errors.ts";
+import { redact } from "../../../kit/secrets.ts";
+import type { DialectOutcome, DialectStreamReader } from "../../../kit/wire/dialect.ts";
+import type { WireReply } from "../../../kit/wire/http.ts";
+import { formatSseEvent, type SseEvent, SseSplitter } from "../../../kit/wire/sse.ts";
+import type { ProviderStreamResponse } from "../provider_client.ts";
+import { relayHeaders } from "./headers.ts";
+import type { Recorded, Session } from "./session.ts";
+
+/** One streamed call being relayed. */
+export interface StreamCall {
+  reply: WireReply;
+  session: Session;
+  response: ProviderStreamResponse;
+  /** Records the answer. */
+  commit(outcome: DialectOutcome): void;
+  /** Records the call's failure. */
+  fail(err: ProviderError): void;
+  /** Records a call cut off by its session's end. */
+  closedMidway(): null;
+}
+
+/** Relays a stream event by event; commits and sends the terminal event at the end. */
+export async function relayStream(
+  call: StreamCall,
+  reader: DialectStreamReader,
+): Promise<Recorded | null> {
+  const { reply, session, response } = call;
+  const headers = {
+    ...relayHeaders(response.headers),
+    "content-type": response.headers["content-type"] ?? "text/event-stream",
+    "cache-control": "no-cache",
+  };
+  reply.head(response.status, headers);
+  const written: string[] = [];
+  const write = (text: string) => {
+    written.push(text);
+    reply.write(text);
+  };
+  const splitter = new SseSplitter();
+  let done: string | null = null;
+  let upstreamError: string | null = null;
+  let malformed: string | null = null;
+  const handle = (events: SseEvent[]) => {
+    for (const event of events) {
+      if (done !== null || malformed !== null) continue;
+      const verdict = reader.read(event);
+      switch (verdict.kind) {
+        case "terminal":
+          done = formatSseEvent(event);
+          continue;
+        case "malformed":
+          malformed = redact(verdict.data);
+          continue;
+        case "hide":
+          continue;
+        case "error":
+          upstreamError = redact(verdict.message);
+      }
+      write(redact(formatSseEvent(event)));
+    }
+  };
+  try {
+    for await (const bytes of response.body) handle(splitter.push(bytes));
+    handle(splitter.end());
+  } catch (err) {
+    if (session.closed) return call.closedMidway();
+    call.fail(
+      err instanceof ProviderError ? err : new ProviderError(
+        `model stream failed: ${err instanceof Error ? err.message : err}`,
+        502,
+      ),
+    );
+    reply.destroy();
+    return null;
+  }
+  if (upstreamError !== null) {
+    call.fail(new ProviderError(`provider stream reported an error: ${upstreamError}`, 502));
+    reply.end();
+    return null;
+  }
+  const broken = malformed !== null
+    ? `provider stream carried a malformed event: ${JSON.stringify(malformed)}`
+    : !reader.answered
+    ? "provider stream ended without a completion"
+    : done === null
+    ? "provider stream ended before its terminal event (data: [DONE])"
+    : null;
+  if (broken !== null) {
+    // Cut the program's stream off: ended cleanly it would pass for a complete answer.
+    call.fail(new ProviderError(broken, 502));
+    response.cancel();
+    reply.destroy();
+    return null;
+  }
+  call.commit(reader.result());
+  write(done!);
+  reply.end();
+  return { status: response.status, headers, body: written.join("") };
+}

@@ -1,0 +1,189 @@
+/**
+ * The interception server's front: routes each request to the dialect that serves its
+ * path, refuses what no dialect serves (404/405), authenticates the rollout by its bearer
+ * secret (401 unknown, 409 closed), then answers a dialect's fixed route or hands a model
+ * call to call.ts. Sessions open and close here; closed secrets are remembered in a ring.
+ *
+ * @module
+ */
+import http from "node:http";
+import type { Dialect, DialectRoute } from "../../../kit/wire/dialect.ts";
+import { findRoute } from "../../../kit/wire/dialect.ts";
+import {
+  closeServer,
+  fromNode,
+  listenLoopback,
+  sendJson,
+  type WireHandler,
+} from "../../../kit/wire/http.ts";
+import { openAIChat } from "../openai_chat.ts";
+import { handleCall, sendError, type ServerContext } from "./call.ts";
+import { bearer } from "./headers.ts";
+import { type InterceptionSession, Session, type SessionOptions } from "./session.ts";
+
+/** A log callback (the library never prints). */
+export type InterceptionLog = (level: "debug" | "info" | "warn", message: string) => void;
+
+/** Options of {@link startInterceptionServer}. */
+export interface InterceptionServerOptions {
+  log?: InterceptionLog;
+  /** The dialects served; the first one also words the errors of unknown routes. @default [openAIChat] */
+  dialects?: readonly Dialect[];
+}
+
+/** The run's interception server. */
+export interface InterceptionServer {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** Opens a session for one rollout. */
+  open(options: SessionOptions): InterceptionSession;
+  /** Closes every session and the server. */
+  close(): Promise<void>;
+}
+
+/** Closed sessions whose secrets still get 409 (older ones get 401). */
+const MAX_CLOSED_SECRETS = 4096;
+
+/** The routes served, as said in 404s: `POST /v1/chat/completions, GET /v1/models/<id>`. */
+function describeRoutes(dialects: readonly Dialect[]): string {
+  return dialects.flatMap((d) =>
+    d.routes.map((r: DialectRoute) =>
+      `${r.method} ${r.path.endsWith("/") ? `${r.path}<id>` : r.path}`
+    )
+  ).join(", ");
+}
+
+/** Remembers the most recent closed secrets, so their requests get 409, not 401. */
+class ClosedSecrets {
+  readonly #set = new Set<string>();
+  readonly #ring: (string | undefined)[] = new Array(MAX_CLOSED_SECRETS);
+  #at = 0;
+
+  add(secret: string): void {
+    // A ring: a long run does not grow with every rollout; an older secret then gets
+    // 401 instead of 409, an error all the same.
+    const evicted = this.#ring[this.#at];
+    if (evicted !== undefined) this.#set.delete(evicted);
+    this.#ring[this.#at] = secret;
+    this.#at = (this.#at + 1) % MAX_CLOSED_SECRETS;
+    this.#set.add(secret);
+  }
+
+  has(secret: string): boolean {
+    return this.#set.has(secret);
+  }
+}
+
+/** The sessions of one server and the handler that serves them, whatever the transport. */
+export class InterceptionRouter {
+  readonly sessions = new Map<string, Session>();
+  readonly #closed = new ClosedSecrets();
+  readonly #dialects: readonly Dialect[];
+  readonly #ctx: ServerContext;
+  readonly #served: string;
+
+  constructor(dialects: readonly Dialect[], log: InterceptionLog) {
+    if (dialects.length === 0) throw new Error("an interception server needs a dialect");
+    this.#dialects = dialects;
+    this.#ctx = { log, refuseStreamUsage: new WeakSet() };
+    this.#served = describeRoutes(dialects);
+  }
+
+  /** Opens a session whose endpoint is `endpoint`. */
+  open(endpoint: string, options: SessionOptions): Session {
+    const session = new Session(endpoint, options, (closed) => {
+      this.sessions.delete(closed.secret);
+      this.#closed.add(closed.secret);
+    });
+    this.sessions.set(session.secret, session);
+    return session;
+  }
+
+  /** Closes every session. */
+  closeAll(): void {
+    for (const s of [...this.sessions.values()]) s.close();
+  }
+
+  /** Serves one request. */
+  readonly handle: WireHandler = async (req, reply) => {
+    const main = this.#dialects[0]!;
+    try {
+      await this.#route(req, reply);
+    } catch (err) {
+      this.#ctx.log(
+        "warn",
+        `interception request failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      sendError(reply, main, 500, "interception server error", "server_error");
+    }
+  };
+
+  async #route(...[req, reply]: Parameters<WireHandler>): Promise<void> {
+    const main = this.#dialects[0]!;
+    const path = req.path;
+    for (const d of this.#dialects) {
+      const refused = d.refuse?.(path);
+      if (refused) {
+        req.discard();
+        return sendJson(reply, refused.status, refused.body, { "x-should-retry": "false" });
+      }
+    }
+    let dialect: Dialect = main;
+    let route: DialectRoute | undefined;
+    for (const d of this.#dialects) {
+      route = findRoute(d, path);
+      if (route) {
+        dialect = d;
+        break;
+      }
+    }
+    if (!route) {
+      req.discard();
+      const message =
+        `Unknown request URL: ${req.method} ${path} (this server answers ${this.#served})`;
+      return sendError(reply, main, 404, message, "invalid_request_error", "unknown_url");
+    }
+    if (req.method !== route.method) {
+      req.discard();
+      return sendError(reply, dialect, 405, `Method ${req.method} not allowed on ${path}`);
+    }
+    const secret = bearer(req.headers);
+    const session = secret === null ? undefined : this.sessions.get(secret);
+    if (!session || session.closed) {
+      req.discard();
+      if (session || (secret !== null && this.#closed.has(secret))) {
+        return sendError(reply, dialect, 409, "rollout session is closed");
+      }
+      const message = "invalid or missing interception secret";
+      return sendError(reply, dialect, 401, message, "invalid_request_error", "invalid_api_key");
+    }
+    if (route.answer) {
+      const answer = route.answer(path, session.options.model);
+      const headers: Record<string, string> = answer.status >= 400
+        ? { "x-should-retry": "false" }
+        : {};
+      return sendJson(reply, answer.status, answer.body, headers);
+    }
+    await handleCall(this.#ctx, dialect, req, reply, session);
+  }
+}
+
+/** Starts the interception server on 127.0.0.1 (OS-chosen port). */
+export async function startInterceptionServer(
+  options: InterceptionServerOptions = {},
+): Promise<InterceptionServer> {
+  const router = new InterceptionRouter(
+    options.dialects ?? [openAIChat],
+    options.log ?? (() => {}),
+  );
+  const server = http.createServer((req, res) => void router.handle(...fromNode(req, res)));
+  const url = await listenLoopback(server);
+  return {
+    url,
+    open: (opts) => router.open(`${url}/v1`, opts),
+    async close(): Promise<void> {
+      router.closeAll();
+      await closeServer(server);
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The OpenAI chat completions {@link Dialect}: `POST /v1/chat/completions` (JSON or SSE),
+ * `GET /v1/models` and `GET /v1/models/<id>` answered with the run's model, and the
+ * Responses API refused with a message the agent's SDK shows.
+ *
+ * @module
+ */
+import { isRecord } from "../../kit/util/is_record.ts";
+import {
+  CHAT_COMPLETIONS_PATH,
+  type ChatRequestBody,
+  errorMessageOf,
+  openAIErrorBody,
+} from "../../kit/wire/chat.ts";
+import type {
+  Dialect,
+  DialectAnswer,
+  DialectRequest,
+  UpstreamCall,
+} from "../../kit/wire/dialect.ts";
+import {
+  applyChatOverrides,
+  chatToMessage,
+  isContextLengthError,
+  outcomeFromCompletion,
+  recordedSampling,
+  toolSpecsFromChat,
+} from "./chat_dialect.ts";
+import { renderChatCompletion, renderChatStream } from "./chat_render.ts";
+import { ChatStreamReader } from "./chat_stream.ts";
+
+/** The answer to the Responses API, which an agent's SDK prints as the error's message. */
+const RESPONSES_UNSUPPORTED =
+  "The Responses API (POST /v1/responses) is not supported here: verifiers-ts records model " +
+  "calls through the Chat Completions API. Use chat completions " +
+  "(client.chat.completions.create) with this base URL.";
+
+function modelCard(model: string) {
+  return { id: model, object: "model", created: 0, owned_by: "verifiers-ts" };
+}
+
+/** `GET /v1/models/<id>`: the run's model; any other id is `model_not_found`. */
+function modelById(path: string, model: string): DialectAnswer {
+  let id = path.slice("/v1/models/".length);
+  try {
+    id = decodeURIComponent(id);
+  } catch {
+    // a malformed escape is just another unknown id
+  }
+  if (id === model) return { status: 200, body: modelCard(model) };
+  return {
+    status: 404,
+    code: "model_not_found",
+    body: openAIErrorBody(
+      `The model '${id.slice(0, 200)}' does not exist here; this run's model is '${model}'`,
+      "invalid_request_error",
+      "model_not_found",
+    ),
+  };
+}
+
+/** The OpenAI chat completions dialect. */
+export const openAIChat: Dialect = {
+  id: "openai-chat",
+  endpoint: CHAT_COMPLETIONS_PATH,
+  routes: [
+    { method: "POST", path: "/v1/chat/completions" },
+    {
+      method: "GET",
+      path: "/v1/models",
+      answer: (_path, model) => ({
+        status: 200,
+        body: { object: "list", data: [modelCard(model)] },
+      }),
+    },
+    { method: "GET", path: "/v1/models/", answer: modelById },
+  ],
+  refuse(path) {
+    if (path !== "/v1/responses" && !path.startsWith("/v1/responses/")) return null;
+    return {
+      status: 404,
+      code: "unsupported_api",
+      body: openAIErrorBody(RESPONSES_UNSUPPORTED, "invalid_request_error", "unsupported_api"),
+    };
+  },
+  parseRequest(json): DialectRequest | string {
+    if (!isRecord(json) || !Array.isArray(json.messages)) {
+      return "'messages' is a required property";
+    }
+    const body = json as ChatRequestBody;
+    return { body, messages: body.messages.map(chatToMessage), stream: body.stream === true };
+  },
+  prepare(request, model, sampling, options): UpstreamCall {
+    const sent = applyChatOverrides(request.body as ChatRequestBody, model, sampling);
+    const streaming = sent.stream === true;
+    const programOptions = isRecord(sent.stream_options) ? sent.stream_options : {};
+    if (streaming && options.streamUsage) {
+      sent.stream_options = { ...programOptions, include_usage: true };
+    } else if (streaming) delete sent.stream_options;
+    return {
+      body: sent,
+      stream: streaming,
+      sampling: recordedSampling(sent, sampling),
+      tools: Array.isArray(sent.tools) ? toolSpecsFromChat(sent.tools) : null,
+      relayUsage: streaming && programOptions.include_usage === true,
+    };
+  },
+  refusedStreamUsage: (status, text) =>
+    status === 400 && /stream_options|include_usage/i.test(text),
+  withoutStreamUsage(call) {
+    const { stream_options: _dropped, ...body } = call.body;
+    return { ...call, body };
+  },
+  parseResponse: outcomeFromCompletion,
+  streamReader: (relayUsage) => new ChatStreamReader(relayUsage),
+  renderResponse: renderChatCompletion,
+  renderStream: renderChatStream,
+  errorBody: openAIErrorBody,
+  errorMessage: (text) => errorMessageOf(text),
+  isContextLengthError,
+};
