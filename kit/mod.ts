@@ -143,3 +143,21 @@ export { spawnProgram } from "./_runtime/spawn.ts";
 export { concatBytes } from "./util/bytes.ts";
 export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
 export { sleep } from "./util/sleep.ts";
+// Wire codecs for runtime plugins: the 5-byte envelope of gRPC and Connect, protobuf messages.
+export {
+  COMPRESSED_FLAG,
+  encodeEnvelope,
+  END_STREAM_FLAG,
+  ENVELOPE_HEADER_BYTES,
+  EnvelopeReader,
+} from "./wire/envelope.ts";
+export type { Envelope, EnvelopeReaderOptions } from "./wire/envelope.ts";
+export { defineMessage, field } from "./wire/protobuf.ts";
+export type {
+  FieldConstructor,
+  FieldConstructors,
+  FieldLabel,
+  FieldSpec,
+  MessageType,
+  ScalarKind,
+} from "./wire/protobuf.ts";

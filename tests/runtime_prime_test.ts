@@ -13,8 +13,8 @@ import { PrimeClient } from "../plugins/runtimes/prime/client.ts";
 import {
   decodeStartResponse,
   encodeStartRequest,
-  encodeStartResponse,
 } from "../plugins/runtimes/prime/command_session_pb.ts";
+import { encodeSessionEvent } from "./fakes/command_session_proto.ts";
 import { createRequestBody, resolvePrimeConfig } from "../plugins/runtimes/prime/config.ts";
 import { connectServerStream } from "../plugins/runtimes/prime/connect.ts";
 import {
@@ -835,8 +835,12 @@ describe("prime jobs, uploads and the Connect session", () => {
       ],
     );
     // end{exit_code: -1 (sint32 zigzag 1), exited: true}
-    const end = encodeStartResponse({ kind: "end", exitCode: -1, exited: true, status: "" });
-    assert.deepEqual([...end], [0x0a, 0x06, 0x1a, 0x04, 0x08, 0x01, 0x10, 0x01]);
+    const end = new Uint8Array([0x0a, 0x06, 0x1a, 0x04, 0x08, 0x01, 0x10, 0x01]);
+    assert.deepEqual([
+      ...encodeSessionEvent({ kind: "end", exitCode: -1, exited: true, status: "" }),
+    ], [
+      ...end,
+    ], "the fake's encoder writes the same bytes");
     assert.deepEqual(decodeStartResponse(end), {
       kind: "end",
       exitCode: -1,

@@ -28,12 +28,19 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import * as M from "../../plugins/runtimes/modal/messages.ts";
-import type { MessageType } from "../../plugins/runtimes/modal/protobuf.ts";
+import type * as M from "../../plugins/runtimes/modal/messages.ts";
 import { GrpcStatusError, startGrpcServer } from "./grpc_server.ts";
 import type { GrpcCall, GrpcHandler } from "./grpc_server.ts";
 import { FakeProcess, killTagged, SANDBOX_TAG_VAR } from "./modal_processes.ts";
 import type { ExitStatus } from "./modal_processes.ts";
+import {
+  CONTROL_PROTO,
+  GenericStatus,
+  ObjectCreationType,
+  ROUTER_PROTO,
+  StdioConfig,
+  StdioFd,
+} from "./modal_proto.ts";
 import { wirePaths } from "./protobuf_wire.ts";
 
 /** gRPC codes used by the fake. */
@@ -184,33 +191,33 @@ export interface ModalFake {
   close(): Promise<void>;
 }
 
-const CONTROL = M.CONTROL_SERVICE;
-const ROUTER = M.ROUTER_SERVICE;
+const CONTROL = "/modal.client.ModalClient/";
+const ROUTER = "/modal.task_command_router.TaskCommandRouter/";
 
-/** Request/response types of the methods the fake serves. */
-const CONTROL_TYPES: Record<string, [MessageType<object>, MessageType<object>]> = {
-  AuthTokenGet: [M.AuthTokenGetRequest, M.AuthTokenGetResponse],
-  AppGetOrCreate: [M.AppGetOrCreateRequest, M.AppGetOrCreateResponse],
-  ImageGetOrCreate: [M.ImageGetOrCreateRequest, M.ImageGetOrCreateResponse],
-  ImageJoinStreaming: [M.ImageJoinStreamingRequest, M.ImageJoinStreamingResponse],
-  SecretGetOrCreate: [M.SecretGetOrCreateRequest, M.SecretGetOrCreateResponse],
-  SandboxCreate: [M.SandboxCreateRequest, M.SandboxCreateResponse],
-  SandboxGetTaskId: [M.SandboxGetTaskIdRequest, M.SandboxGetTaskIdResponse],
-  SandboxGetFromName: [M.SandboxGetFromNameRequest, M.SandboxGetFromNameResponse],
+/** Request/response message names of the methods the fake serves. */
+const CONTROL_TYPES: Record<string, [string, string]> = {
+  AuthTokenGet: ["AuthTokenGetRequest", "AuthTokenGetResponse"],
+  AppGetOrCreate: ["AppGetOrCreateRequest", "AppGetOrCreateResponse"],
+  ImageGetOrCreate: ["ImageGetOrCreateRequest", "ImageGetOrCreateResponse"],
+  ImageJoinStreaming: ["ImageJoinStreamingRequest", "ImageJoinStreamingResponse"],
+  SecretGetOrCreate: ["SecretGetOrCreateRequest", "SecretGetOrCreateResponse"],
+  SandboxCreate: ["SandboxCreateRequest", "SandboxCreateResponse"],
+  SandboxGetTaskId: ["SandboxGetTaskIdRequest", "SandboxGetTaskIdResponse"],
+  SandboxGetFromName: ["SandboxGetFromNameRequest", "SandboxGetFromNameResponse"],
   TaskGetCommandRouterAccess: [
-    M.TaskGetCommandRouterAccessRequest,
-    M.TaskGetCommandRouterAccessResponse,
+    "TaskGetCommandRouterAccessRequest",
+    "TaskGetCommandRouterAccessResponse",
   ],
-  SandboxWait: [M.SandboxWaitRequest, M.SandboxWaitResponse],
-  SandboxTerminate: [M.SandboxTerminateRequest, M.SandboxTerminateResponse],
-  SandboxGetTunnels: [M.SandboxGetTunnelsRequest, M.SandboxGetTunnelsResponse],
+  SandboxWait: ["SandboxWaitRequest", "SandboxWaitResponse"],
+  SandboxTerminate: ["SandboxTerminateRequest", "SandboxTerminateResponse"],
+  SandboxGetTunnels: ["SandboxGetTunnelsRequest", "SandboxGetTunnelsResponse"],
 };
-const ROUTER_TYPES: Record<string, [MessageType<object>, MessageType<object>]> = {
-  TaskExecStart: [M.TaskExecStartRequest, M.TaskExecStartResponse],
-  TaskExecStdinWrite: [M.TaskExecStdinWriteRequest, M.TaskExecStdinWriteResponse],
-  TaskExecStdioRead: [M.TaskExecStdioReadRequest, M.TaskExecStdioReadResponse],
-  TaskExecWait: [M.TaskExecWaitRequest, M.TaskExecWaitResponse],
-  TaskExecPoll: [M.TaskExecWaitRequest, M.TaskExecWaitResponse],
+const ROUTER_TYPES: Record<string, [string, string]> = {
+  TaskExecStart: ["TaskExecStartRequest", "TaskExecStartResponse"],
+  TaskExecStdinWrite: ["TaskExecStdinWriteRequest", "TaskExecStdinWriteResponse"],
+  TaskExecStdioRead: ["TaskExecStdioReadRequest", "TaskExecStdioReadResponse"],
+  TaskExecWait: ["TaskExecWaitRequest", "TaskExecWaitResponse"],
+  TaskExecPoll: ["TaskExecWaitRequest", "TaskExecWaitResponse"],
 };
 
 function fail(code: number, message: string): never {
@@ -331,11 +338,11 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     const now = clock.now();
     const d = sb.definition;
     if (d.timeoutSecs > 0 && now - sb.createdAt >= d.timeoutSecs * 1000) {
-      finishSandbox(sb, result(M.GenericStatus.TIMEOUT, "sandbox lifetime exceeded"));
+      finishSandbox(sb, result(GenericStatus.TIMEOUT, "sandbox lifetime exceeded"));
     } else if (
       d.idleTimeoutSecs !== undefined && now - sb.lastActivity >= d.idleTimeoutSecs * 1000
     ) {
-      finishSandbox(sb, result(M.GenericStatus.IDLE_TIMEOUT, "sandbox idle timeout"));
+      finishSandbox(sb, result(GenericStatus.IDLE_TIMEOUT, "sandbox idle timeout"));
     }
   };
 
@@ -407,7 +414,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       const key = `${req.environmentName}\n${req.appName}`;
       let id = apps.get(key);
       if (id === undefined) {
-        if (req.objectCreationType !== M.ObjectCreationType.CREATE_IF_MISSING) {
+        if (req.objectCreationType !== ObjectCreationType.CREATE_IF_MISSING) {
           fail(Code.NOT_FOUND, `App '${req.appName}' not found`);
         }
         id = newId("ap");
@@ -430,7 +437,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       for (const base of img.baseImages) {
         const b = imageById.get(base.imageId);
         if (!b) fail(Code.NOT_FOUND, `base image ${base.imageId} not found`);
-        if (b.result?.status !== M.GenericStatus.SUCCESS) {
+        if (b.result?.status !== GenericStatus.SUCCESS) {
           fail(Code.FAILED_PRECONDITION, `base image ${base.imageId} is not built`);
         }
         if (first !== `FROM ${base.dockerTag}`) {
@@ -467,13 +474,13 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       }
       if (entry.result === null) {
         entry.result = knobs.failImageTags.has(entry.tag)
-          ? { ...result(M.GenericStatus.FAILURE, `pull access denied for ${entry.tag}`) }
-          : result(M.GenericStatus.SUCCESS);
+          ? { ...result(GenericStatus.FAILURE, `pull access denied for ${entry.tag}`) }
+          : result(GenericStatus.SUCCESS);
       }
       send({ result: entry.result, entryId: String(knobs.imageBuildLogItems + 1), eof: true });
     },
     SecretGetOrCreate: (req: M.SecretGetOrCreateRequest) => {
-      if (req.objectCreationType === M.ObjectCreationType.EPHEMERAL) {
+      if (req.objectCreationType === ObjectCreationType.EPHEMERAL) {
         if (req.deploymentName) fail(Code.INVALID_ARGUMENT, "an ephemeral secret has no name");
         const id = newId("st");
         secrets.set(id, { ...req.envDict });
@@ -487,7 +494,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       if (!d) fail(Code.INVALID_ARGUMENT, "definition is required");
       const img = imageById.get(d.imageId);
       if (!img) fail(Code.NOT_FOUND, `Image ${d.imageId} not found`);
-      if (img.result?.status !== M.GenericStatus.SUCCESS) {
+      if (img.result?.status !== GenericStatus.SUCCESS) {
         fail(Code.FAILED_PRECONDITION, `Image ${d.imageId} is not built`);
       }
       if (d.timeoutSecs === 0) fail(Code.INVALID_ARGUMENT, "timeout_secs must be positive");
@@ -579,15 +586,15 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     SandboxTerminate: (req: M.SandboxTerminateRequest) => {
       const sb = sandboxOrFail(req.sandboxId);
       if (sb.result !== null) return { existingResult: sb.result };
-      finishSandbox(sb, result(M.GenericStatus.TERMINATED));
+      finishSandbox(sb, result(GenericStatus.TERMINATED));
       return {};
     },
     SandboxGetTunnels: (req: M.SandboxGetTunnelsRequest) => {
       const sb = sandboxOrFail(req.sandboxId);
-      if (knobs.tunnelsTimeout) return { result: result(M.GenericStatus.TIMEOUT), tunnels: [] };
+      if (knobs.tunnelsTimeout) return { result: result(GenericStatus.TIMEOUT), tunnels: [] };
       const ports = sb.definition.openPorts?.ports ?? [];
       return {
-        result: result(M.GenericStatus.SUCCESS),
+        result: result(GenericStatus.SUCCESS),
         tunnels: ports.map((p) => ({
           host: `${sb.id}.fake.modal.host`,
           port: 443,
@@ -657,10 +664,10 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       const proc = new FakeProcess(req.commandArgs.map(map), {
         cwd,
         env,
-        stdout: req.stdoutConfig === M.StdioConfig.PIPE ? "pipe" : "devnull",
-        stderr: req.stderrConfig === M.StdioConfig.PIPE
+        stdout: req.stdoutConfig === StdioConfig.PIPE ? "pipe" : "devnull",
+        stderr: req.stderrConfig === StdioConfig.PIPE
           ? "pipe"
-          : req.stderrConfig === M.StdioConfig.STDOUT
+          : req.stderrConfig === StdioConfig.STDOUT
           ? "stdout"
           : "devnull",
         timeoutS: req.timeoutSecs,
@@ -679,10 +686,10 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     TaskExecStdioRead: async (req: M.TaskExecStdioReadRequest, call, send) => {
       const sb = routerSandbox(req.taskId, call.metadata);
       const e = execOf(sb, req.execId);
-      if (req.fileDescriptor !== M.StdioFd.STDOUT && req.fileDescriptor !== M.StdioFd.STDERR) {
+      if (req.fileDescriptor !== StdioFd.STDOUT && req.fileDescriptor !== StdioFd.STDERR) {
         fail(Code.INVALID_ARGUMENT, `bad file_descriptor ${req.fileDescriptor}`);
       }
-      const log = req.fileDescriptor === M.StdioFd.STDOUT ? e.process.stdout : e.process.stderr;
+      const log = req.fileDescriptor === StdioFd.STDOUT ? e.process.stdout : e.process.stderr;
       let offset = req.offset;
       let abortAt = knobs.stdioAbortAfterBytes !== null
         ? offset + knobs.stdioAbortAfterBytes
@@ -749,14 +756,15 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     const handler = (isControl ? control : router)[method];
     if (!types || !handler) return null;
     const [reqType, resType] = types;
+    const proto = isControl ? CONTROL_PROTO : ROUTER_PROTO;
     return async (body: Uint8Array, call: GrpcCall) => {
-      const request = reqType.decode(body) as Record<string, unknown>;
+      const request = proto.decode(reqType, body);
       const rec: RecordedCall = {
         service: isControl ? "control" : "router",
         method,
         metadata: { ...call.metadata },
         request,
-        wire: wirePaths(body, reqType),
+        wire: wirePaths(body, proto.message(reqType)),
         status: null,
       };
       calls.push(rec);
@@ -788,7 +796,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
           fail(fault.code, fault.message ?? `injected ${fault.code} after ${sent} messages`);
         }
         sent++;
-        call.send(resType.encode(msg));
+        call.send(proto.encode(resType, msg as Record<string, unknown>));
       };
       const out = await (handler as unknown as Handler<Record<string, unknown>>)(
         request,
@@ -798,7 +806,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       if (fault?.code !== undefined && fault.afterMessages) {
         fail(fault.code, fault.message ?? `injected ${fault.code} after ${sent} messages`);
       }
-      if (out !== undefined) call.send(resType.encode(out));
+      if (out !== undefined) call.send(proto.encode(resType, out as Record<string, unknown>));
     };
   };
 
@@ -846,7 +854,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     close: async () => {
       clearInterval(lifetimeTimer);
       for (const sb of sandboxes.values()) {
-        if (sb.result === null) finishSandbox(sb, result(M.GenericStatus.TERMINATED));
+        if (sb.result === null) finishSandbox(sb, result(GenericStatus.TERMINATED));
         else killTagged(sb.id);
       }
       await server.close();

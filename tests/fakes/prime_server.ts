@@ -46,12 +46,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import {
-  type CommandSessionEvent,
-  decodeSendInputRequest,
-  decodeSendSignalRequest,
-  decodeStartRequest,
-  encodeStartResponse,
-} from "../../plugins/runtimes/prime/command_session_pb.ts";
+  COMMAND_SESSION_PROTO,
+  encodeSessionEvent,
+  type SessionEvent,
+} from "./command_session_proto.ts";
 import {
   hostPath,
   isolationSupported,
@@ -61,6 +59,11 @@ import {
   type SandboxProcess,
   spawnInSandbox,
 } from "./prime_sandbox_fs.ts";
+
+/** The pid a request's `CommandSessionSelector` names (0 for a tag or none: no session has it). */
+function sessionPid(request: Record<string, unknown>): number {
+  return (request.session as { pid?: number } | undefined)?.pid ?? 0;
+}
 
 /** Kinds of request the fake tells apart (for faults and counters). */
 export type PrimeRequestKind =
@@ -921,7 +924,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     cwd: string | null,
     env: Record<string, string>,
     timeoutMs: number,
-    onEvent?: (ev: CommandSessionEvent) => void,
+    onEvent?: (ev: SessionEvent) => void,
     stdinPipe = false,
   ): Promise<{ stdout: Uint8Array[]; stderr: Uint8Array[]; code: number; timedOut: boolean }> {
     const stdout: Uint8Array[] = [];
@@ -1132,8 +1135,8 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     }
     try {
       if (kind === "connect-send-signal") {
-        const r = decodeSendSignalRequest(body);
-        const pid = "pid" in r.session ? r.session.pid : 0;
+        const r = COMMAND_SESSION_PROTO.decode("SendSignalRequest", body);
+        const pid = sessionPid(r);
         const s = sessions.get(pid);
         if (!s || s.sandboxId !== g.sb.id) {
           return connectError(res, 404, "not_found", `no session with pid ${pid}`);
@@ -1147,8 +1150,8 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
           // exited meanwhile
         }
       } else {
-        const r = decodeSendInputRequest(body);
-        const pid = "pid" in r.session ? r.session.pid : 0;
+        const r = COMMAND_SESSION_PROTO.decode("SendInputRequest", body);
+        const pid = sessionPid(r);
         const s = sessions.get(pid);
         if (!s || s.sandboxId !== g.sb.id) {
           return connectError(res, 404, "not_found", `no session with pid ${pid}`);
@@ -1161,7 +1164,8 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
             "stdin is not enabled for this session",
           );
         }
-        s.proc.child.stdin.write("stdin" in r.input ? r.input.stdin : r.input.pty);
+        const input = (r.input ?? {}) as { stdin?: Uint8Array; pty?: Uint8Array };
+        s.proc.child.stdin.write(input.stdin ?? input.pty ?? new Uint8Array());
       }
     } catch (e) {
       return connectError(
@@ -1238,9 +1242,12 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
       );
       return;
     }
-    const start = decodeStartRequest(body.subarray(5));
+    const start = COMMAND_SESSION_PROTO.decode("StartRequest", body.subarray(5)) as {
+      command?: { cmd: string; args: string[]; envs: Record<string, string>; cwd?: string };
+      stdin?: boolean;
+    };
     rec.connectStdin = start.stdin ?? null;
-    if (!start.command.cmd) {
+    if (!start.command?.cmd) {
       res.end(endStream({ code: "invalid_argument", message: "command.cmd is required" }));
       return;
     }
@@ -1250,7 +1257,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
       start.command.cwd ?? null,
       start.command.envs,
       timeoutMs,
-      (ev) => res.write(frame(0, encodeStartResponse(ev))),
+      (ev) => res.write(frame(0, encodeSessionEvent(ev))),
       start.stdin === true,
     );
     if (r.timedOut) {
@@ -1262,7 +1269,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     res.write(
       frame(
         0,
-        encodeStartResponse({
+        encodeSessionEvent({
           kind: "end",
           exitCode: r.code,
           exited: true,

@@ -1,20 +1,20 @@
 /**
  * Schema-guided wire inspection for recorded protobuf requests: which field numbers a
  * message carried on the wire (nested messages followed where the schema knows them), so
- * two clients' requests can be compared field by field, including fields our schemas do
- * not declare (reported as `?<number>`).
+ * two clients' requests can be compared field by field, including fields the fake's schema
+ * does not declare (reported as `?<number>`).
  *
  * @module
  */
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
-import type { MessageType } from "../../plugins/runtimes/modal/protobuf.ts";
+import type { DescMessage } from "@bufbuild/protobuf";
 
 /**
  * The dotted field paths present on the wire, sorted and deduplicated, e.g.
  * `["1", "2", "2.5", "2.5.3"]`. A field absent from `type` is listed as `?<n>` with its
  * wire type (`?31/2`) and not descended into.
  */
-export function wirePaths(bytes: Uint8Array, type?: MessageType<object>): string[] {
+export function wirePaths(bytes: Uint8Array, type?: DescMessage): string[] {
   const out = new Set<string>();
   walk(bytes, type, "", out);
   return [...out].sort(comparePaths);
@@ -22,14 +22,14 @@ export function wirePaths(bytes: Uint8Array, type?: MessageType<object>): string
 
 function walk(
   bytes: Uint8Array,
-  type: MessageType<object> | undefined,
+  type: DescMessage | undefined,
   prefix: string,
   out: Set<string>,
 ): void {
   const r = new BinaryReader(bytes);
   while (r.pos < r.len) {
     const [no, wt] = r.tag();
-    const field = type?.fields.find((f) => f.no === no);
+    const field = type?.fields.find((f) => f.number === no);
     if (field === undefined) {
       out.add(`${prefix}?${no}/${wt}`);
       r.skip(wt, no);
@@ -37,8 +37,12 @@ function walk(
     }
     const path = `${prefix}${no}`;
     out.add(path);
-    if (typeof field.type === "function" && wt === WireType.LengthDelimited) {
-      walk(r.bytes(), field.type(), `${path}.`, out);
+    const sub =
+      field.fieldKind === "message" || field.fieldKind === "list" && field.listKind === "message"
+        ? field.message
+        : undefined;
+    if (sub !== undefined && wt === WireType.LengthDelimited) {
+      walk(r.bytes(), sub, `${path}.`, out);
     } else {
       r.skip(wt, no);
     }

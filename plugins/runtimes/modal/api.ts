@@ -13,7 +13,7 @@ import { MissingCredentialsError, SandboxError, sleep, VERSION } from "../../../
 import { GrpcChannel, GrpcError, Status } from "./grpc.ts";
 import type { CallOptions } from "./grpc.ts";
 import * as M from "./messages.ts";
-import type { MessageType } from "./protobuf.ts";
+import type { MessageType } from "../../../kit/mod.ts";
 import type { ModalProfile } from "./profile.ts";
 
 /** `x-modal-client-type` of libmodal JS (`CLIENT_TYPE_LIBMODAL_JS`). */

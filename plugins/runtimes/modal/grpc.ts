@@ -12,59 +12,22 @@
  */
 import http2 from "node:http2";
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from "node:http2";
-import { errorMessage } from "../../../kit/mod.ts";
+import { encodeEnvelope, EnvelopeReader, errorMessage } from "../../../kit/mod.ts";
+import {
+  decodeGrpcMessage,
+  GrpcError,
+  httpStatusToGrpc,
+  rstCodeToGrpc,
+  Status,
+} from "./grpc_status.ts";
 
-/** gRPC status codes. */
-export const Status = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-} as const;
-
-const STATUS_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(Status).map(([k, v]) => [v, k]),
-);
-
-/** The name of a gRPC status code (`NOT_FOUND`), or `CODE_<n>`. */
-export function statusName(code: number): string {
-  return STATUS_NAMES[code] ?? `CODE_${code}`;
-}
-
-/** A call that ended with a non-OK gRPC status. */
-export class GrpcError extends Error {
-  /** The gRPC status code. */
-  readonly code: number;
-  /** The status message (`grpc-message`, percent-decoded). */
-  readonly details: string;
-  /** The method path, e.g. `/modal.client.ModalClient/SandboxCreate`. */
-  readonly path: string;
-  constructor(code: number, details: string, path: string, options: { cause?: unknown } = {}) {
-    super(
-      `${path.split("/").pop() || path} failed: ${statusName(code)}${
-        details ? `: ${details}` : ""
-      }`,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
-    this.name = "GrpcError";
-    this.code = code;
-    this.details = details;
-    this.path = path;
-  }
-}
+export {
+  decodeGrpcMessage,
+  GrpcError,
+  httpStatusToGrpc,
+  Status,
+  statusName,
+} from "./grpc_status.ts";
 
 /** Per-call options. */
 export interface CallOptions {
@@ -87,107 +50,6 @@ export interface ChannelOptions {
 }
 
 const DEFAULT_MAX_MESSAGE = 100 * 1024 * 1024;
-
-/** Maps an HTTP status of a non-gRPC response to a gRPC code (the gRPC spec's table). */
-export function httpStatusToGrpc(status: number): number {
-  switch (status) {
-    case 400:
-      return Status.INTERNAL;
-    case 401:
-      return Status.UNAUTHENTICATED;
-    case 403:
-      return Status.PERMISSION_DENIED;
-    case 404:
-      return Status.UNIMPLEMENTED;
-    case 429:
-    case 502:
-    case 503:
-    case 504:
-      return Status.UNAVAILABLE;
-    default:
-      return Status.UNKNOWN;
-  }
-}
-
-/** Maps an HTTP/2 RST_STREAM code (no gRPC status received) to a gRPC code. */
-function rstCodeToGrpc(rst: number): number {
-  switch (rst) {
-    case http2.constants.NGHTTP2_REFUSED_STREAM:
-      return Status.UNAVAILABLE;
-    case http2.constants.NGHTTP2_CANCEL:
-      return Status.CANCELLED;
-    case http2.constants.NGHTTP2_ENHANCE_YOUR_CALM:
-      return Status.RESOURCE_EXHAUSTED;
-    case http2.constants.NGHTTP2_INADEQUATE_SECURITY:
-      return Status.PERMISSION_DENIED;
-    default:
-      return Status.INTERNAL;
-  }
-}
-
-/** Percent-decodes a `grpc-message` value (invalid escapes are kept as they are). */
-export function decodeGrpcMessage(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
-}
-
-/** Frames one message: flag 0 (uncompressed), uint32 big-endian length, bytes. */
-export function frameMessage(message: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + message.byteLength);
-  new DataView(out.buffer).setUint32(1, message.byteLength);
-  out.set(message, 5);
-  return out;
-}
-
-/** Splits a byte stream into gRPC messages (5-byte prefixed). */
-export class FrameParser {
-  #buffer = new Uint8Array(0);
-  readonly #max: number;
-  constructor(maxMessageBytes: number) {
-    this.#max = maxMessageBytes;
-  }
-
-  /** Adds bytes; returns the complete messages, or throws a GrpcError code for a bad frame. */
-  push(chunk: Uint8Array, path: string): Uint8Array[] {
-    const joined = new Uint8Array(this.#buffer.byteLength + chunk.byteLength);
-    joined.set(this.#buffer, 0);
-    joined.set(chunk, this.#buffer.byteLength);
-    const out: Uint8Array[] = [];
-    let pos = 0;
-    while (joined.byteLength - pos >= 5) {
-      const view = new DataView(joined.buffer, joined.byteOffset + pos, 5);
-      const flag = view.getUint8(0);
-      const len = view.getUint32(1);
-      if (flag !== 0) {
-        throw new GrpcError(
-          Status.INTERNAL,
-          "compressed message received without compression",
-          path,
-        );
-      }
-      if (len > this.#max) {
-        throw new GrpcError(
-          Status.RESOURCE_EXHAUSTED,
-          `received message larger than max (${len} vs. ${this.#max})`,
-          path,
-        );
-      }
-      if (joined.byteLength - pos - 5 < len) break;
-      out.push(joined.slice(pos + 5, pos + 5 + len));
-      pos += 5 + len;
-    }
-    this.#buffer = joined.slice(pos);
-    return out;
-  }
-
-  /** Bytes left over (an incomplete frame). */
-  get pending(): number {
-    return this.#buffer.byteLength;
-  }
-}
 
 /** A server-streaming call: iterate messages; the iteration throws a GrpcError on failure. */
 export interface ServerStream extends AsyncIterable<Uint8Array> {
@@ -330,7 +192,9 @@ export class GrpcChannel {
         return;
       }
       const maxMessage = this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE;
-      const parser = new FrameParser(maxMessage);
+      const parser = new EnvelopeReader({
+        onHeader: (flags, length) => checkHeader(flags, length, maxMessage, path),
+      });
       let s: ClientHttp2Session;
       try {
         s = this.#getSession();
@@ -392,7 +256,7 @@ export class GrpcChannel {
       req.on("data", (chunk: Uint8Array) => {
         if (done) return;
         try {
-          for (const m of parser.push(chunk, path)) queue.push(m);
+          for (const m of parser.push(chunk)) queue.push(m.data);
         } catch (e) {
           cancel(e as GrpcError);
           return;
@@ -438,7 +302,7 @@ export class GrpcChannel {
         );
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
-      req.end(frameMessage(request));
+      req.end(encodeEnvelope(0, request));
     };
 
     let started = false;
@@ -474,4 +338,18 @@ export class GrpcChannel {
 function headerText(v: string | string[] | undefined): string {
   if (v === undefined) return "";
   return decodeGrpcMessage(Array.isArray(v) ? v.join(",") : v);
+}
+
+/** Refuses a response message the channel cannot take: compressed, or over the size limit. */
+function checkHeader(flags: number, length: number, max: number, path: string): void {
+  if (flags !== 0) {
+    throw new GrpcError(Status.INTERNAL, "compressed message received without compression", path);
+  }
+  if (length > max) {
+    throw new GrpcError(
+      Status.RESOURCE_EXHAUSTED,
+      `received message larger than max (${length} vs. ${max})`,
+      path,
+    );
+  }
 }

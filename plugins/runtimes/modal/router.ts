@@ -14,7 +14,7 @@ import { isTransientGrpc, jwtExpiry } from "./api.ts";
 import type { ModalApi } from "./api.ts";
 import { GrpcChannel, GrpcError, Status } from "./grpc.ts";
 import * as M from "./messages.ts";
-import type { MessageType } from "./protobuf.ts";
+import type { MessageType } from "../../../kit/mod.ts";
 import { isLocalServer } from "./profile.ts";
 
 /** Per-call deadline of `TaskExecWait` (the SDK's). */

@@ -7,6 +7,12 @@
  *
  * @module
  */
+import {
+  COMPRESSED_FLAG,
+  encodeEnvelope,
+  END_STREAM_FLAG,
+  EnvelopeReader,
+} from "../../../kit/mod.ts";
 import { PrimeApiError, PrimeConnectError } from "./errors.ts";
 import {
   bodyJson,
@@ -18,45 +24,6 @@ import {
   streamReadError,
   urlPath,
 } from "./http.ts";
-
-/** Envelope flag of the end-of-stream message. */
-export const END_STREAM_FLAG = 0x02;
-
-/** Frames one message: flag byte, uint32 big-endian length, payload. */
-export function envelope(flags: number, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + payload.byteLength);
-  out[0] = flags;
-  new DataView(out.buffer).setUint32(1, payload.byteLength, false);
-  out.set(payload, 5);
-  return out;
-}
-
-/** Splits a byte stream into envelopes. */
-export class EnvelopeReader {
-  #buf = new Uint8Array(0);
-
-  /** Adds bytes; returns the envelopes completed by them. */
-  push(chunk: Uint8Array): { flags: number; data: Uint8Array }[] {
-    const merged = new Uint8Array(this.#buf.byteLength + chunk.byteLength);
-    merged.set(this.#buf, 0);
-    merged.set(chunk, this.#buf.byteLength);
-    const out: { flags: number; data: Uint8Array }[] = [];
-    let pos = 0;
-    while (merged.byteLength - pos >= 5) {
-      const len = new DataView(merged.buffer, merged.byteOffset + pos + 1, 4).getUint32(0, false);
-      if (merged.byteLength - pos - 5 < len) break;
-      out.push({ flags: merged[pos], data: merged.slice(pos + 5, pos + 5 + len) });
-      pos += 5 + len;
-    }
-    this.#buf = merged.slice(pos);
-    return out;
-  }
-
-  /** Bytes left over that do not make a whole envelope. */
-  get pending(): number {
-    return this.#buf.byteLength;
-  }
-}
 
 /** Options of a Connect call. */
 export interface ConnectCallOptions {
@@ -168,7 +135,7 @@ export async function* connectServerStream(
     method: "POST",
     url: o.url,
     headers: headers(o, "application/connect+proto"),
-    body: () => envelope(0, o.request) as BodyInit,
+    body: () => encodeEnvelope(0, o.request) as BodyInit,
     timeoutMs: o.timeoutMs + (o.graceMs ?? 5000),
     signal: o.signal,
   };
@@ -219,7 +186,7 @@ export async function* connectServerStream(
           }
           return;
         }
-        if ((f.flags & 0x01) !== 0) {
+        if ((f.flags & COMPRESSED_FLAG) !== 0) {
           throw new PrimeConnectError(`Connect internal at ${path}: compressed message`, {
             transport: "http",
             httpStatus: 200,

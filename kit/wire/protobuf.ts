@@ -1,9 +1,21 @@
 /**
  * A small schema-driven protobuf codec (proto3) over `@bufbuild/protobuf`'s wire reader and
- * writer: enough for the handful of Modal messages the runtime needs. A message type is a
- * list of fields (name, number, type, label); {@link MessageType.encode} omits proto3
- * defaults (implicit presence), sends `optional` fields whenever they are set, and
- * {@link MessageType.decode} skips unknown fields.
+ * writer, for plugins that speak a handful of messages of a service (the Modal runtime's
+ * plugins/runtimes/modal/messages.ts, the Prime runtime's
+ * plugins/runtimes/prime/command_session_pb.ts). A message type is a list of fields (name,
+ * number, type, label); {@link MessageType.encode} omits proto3 defaults (implicit
+ * presence), sends `optional` fields and oneof members whenever they are set, and
+ * {@link MessageType.decode} skips unknown fields; of a oneof's members the last one on
+ * the wire wins.
+ *
+ * ```ts
+ * interface Ping { id: string; tags: string[] }
+ * const Ping = defineMessage<Ping>("Ping", [
+ *   field.singular("id", 1, "string"),
+ *   field.repeated("tags", 2, "string"),
+ * ]);
+ * Ping.decode(Ping.encode({ id: "a" })); // { id: "a", tags: [] }
+ * ```
  *
  * @module
  */
@@ -32,6 +44,8 @@ export interface FieldSpec {
   label: FieldLabel;
   /** Map value type (keys are strings). */
   mapValue?: ScalarKind;
+  /** The oneof this (explicit-presence) field belongs to: setting it clears the others. */
+  oneof?: string;
 }
 
 /** A message type: its fields and its codec. */
@@ -44,37 +58,37 @@ export interface MessageType<T extends object> {
   decode(bytes: Uint8Array): T;
 }
 
-/** Shorthand field constructors for {@link defineMessage}. */
-export const f = {
-  /** A proto3 field with implicit presence. */
-  s: (name: string, no: number, type: FieldSpec["type"]): FieldSpec => ({
-    name,
-    no,
-    type,
-    label: "singular",
-  }),
-  /** An `optional` field (explicit presence). */
-  o: (name: string, no: number, type: FieldSpec["type"]): FieldSpec => ({
-    name,
-    no,
-    type,
-    label: "optional",
-  }),
-  /** A `repeated` field. */
-  r: (name: string, no: number, type: FieldSpec["type"]): FieldSpec => ({
-    name,
-    no,
-    type,
-    label: "repeated",
-  }),
+/** A field constructor: a field's name in the decoded object, its number, its type. */
+export type FieldConstructor = (name: string, no: number, type: FieldSpec["type"]) => FieldSpec;
+
+/** The field constructors of {@link field}. */
+export interface FieldConstructors {
+  /** A proto3 field with implicit presence (omitted on the wire when it holds its default). */
+  singular: FieldConstructor;
+  /** An `optional` field, or a message-typed one (explicit presence: sent whenever set). */
+  optional: FieldConstructor;
+  /** A member of the oneof `group` (explicit presence; decoding one clears the others). */
+  oneof: (group: string, ...field: Parameters<FieldConstructor>) => FieldSpec;
+  /** A `repeated` field (scalars other than strings and bytes are packed). */
+  repeated: FieldConstructor;
   /** A `map<string, V>` field. */
-  m: (name: string, no: number, mapValue: ScalarKind): FieldSpec => ({
-    name,
-    no,
-    type: "string",
-    label: "map",
-    mapValue,
-  }),
+  map: (name: string, no: number, mapValue: ScalarKind) => FieldSpec;
+}
+
+const labelled = (label: FieldLabel): FieldConstructor => (name, no, type) => ({
+  name,
+  no,
+  type,
+  label,
+});
+
+/** Field constructors for {@link defineMessage}. */
+export const field: FieldConstructors = {
+  singular: labelled("singular"),
+  optional: labelled("optional"),
+  oneof: (group, ...spec) => ({ ...labelled("optional")(...spec), oneof: group }),
+  repeated: labelled("repeated"),
+  map: (name, no, mapValue) => ({ name, no, type: "string", label: "map", mapValue }),
 };
 
 const utf8 = new TextDecoder("utf-8", { fatal: false });
@@ -111,36 +125,9 @@ function isDefault(kind: ScalarKind, v: unknown): boolean {
   return v === scalarDefault(kind);
 }
 
+/** Writes a scalar: every {@link ScalarKind} is the name of its `BinaryWriter` method. */
 function writeScalar(w: BinaryWriter, kind: ScalarKind, v: unknown): void {
-  switch (kind) {
-    case "string":
-      w.string(v as string);
-      return;
-    case "bytes":
-      w.bytes(v as Uint8Array);
-      return;
-    case "bool":
-      w.bool(v as boolean);
-      return;
-    case "int32":
-      w.int32(v as number);
-      return;
-    case "uint32":
-      w.uint32(v as number);
-      return;
-    case "uint64":
-      w.uint64(v as number);
-      return;
-    case "sint32":
-      w.sint32(v as number);
-      return;
-    case "float":
-      w.float(v as number);
-      return;
-    case "double":
-      w.double(v as number);
-      return;
-  }
+  (w[kind] as (value: unknown) => BinaryWriter).call(w, v);
 }
 
 function readScalar(r: BinaryReader, kind: ScalarKind): unknown {
@@ -253,7 +240,7 @@ function decodeFrom(r: BinaryReader, end: number, fields: readonly FieldSpec[]):
       const len = r.uint32();
       const value = decodeFrom(r, r.pos + len, sub.fields);
       if (field.label === "repeated") (out[field.name] as unknown[]).push(value);
-      else out[field.name] = value;
+      else setSingle(out, fields, field, value);
       continue;
     }
     const kind = field.type;
@@ -273,9 +260,24 @@ function decodeFrom(r: BinaryReader, end: number, fields: readonly FieldSpec[]):
     }
     const value = readScalar(r, kind);
     if (field.label === "repeated") (out[field.name] as unknown[]).push(value);
-    else out[field.name] = value;
+    else setSingle(out, fields, field, value);
   }
   return out;
+}
+
+/** Sets a singular field; a oneof member clears the other members of its oneof. */
+function setSingle(
+  out: Record<string, unknown>,
+  fields: readonly FieldSpec[],
+  field: FieldSpec,
+  value: unknown,
+): void {
+  if (field.oneof !== undefined) {
+    for (const other of fields) {
+      if (other.oneof === field.oneof) out[other.name] = undefined;
+    }
+  }
+  out[field.name] = value;
 }
 
 /** Declares a message type with its fields. `T` is the decoded shape (declared by hand). */
