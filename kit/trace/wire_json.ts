@@ -22,36 +22,49 @@ const MARKED = new RegExp(
   "g",
 );
 
-function floatHolders(value: unknown): Map<object, readonly string[]> {
-  const holders = new Map<object, readonly string[]>();
-  const addTask = (task: unknown) => {
-    if (!isRecord(task) || !isRecord(task.data)) return;
+/**
+ * `value` with each float field of its task data (and of its traces' task data) replaced
+ * by a marked string of Python's float text; only the objects on the way are copied
+ * (key order kept), so the JSON text needs no replacer function, which would be called
+ * for every key of the episode.
+ */
+function markFloats(value: Record<string, unknown>): { marked: unknown; any: boolean } {
+  const copies = new Map<object, Record<string, unknown>>();
+  let any = false;
+  const markTask = (task: unknown): unknown => {
+    if (!isRecord(task) || !isRecord(task.data)) return task;
+    let data: Record<string, unknown> | null = null;
     for (const [section, fields] of Object.entries(FLOAT_FIELDS)) {
       const holder = task.data[section];
-      if (isRecord(holder)) holders.set(holder, fields);
+      if (!isRecord(holder)) continue;
+      let copy = copies.get(holder);
+      if (copy === undefined) {
+        copy = { ...holder };
+        for (const field of fields) {
+          const v = copy[field];
+          if (typeof v === "number" && Number.isFinite(v)) {
+            copy[field] = MARK + pythonFloatRepr(v);
+            any = true;
+          }
+        }
+        copies.set(holder, copy);
+      }
+      data ??= { ...task.data };
+      data[section] = copy;
     }
+    return data === null ? task : { ...task, data };
   };
-  if (isRecord(value)) {
-    addTask(value.task);
-    if (Array.isArray(value.traces)) {
-      for (const t of value.traces) if (isRecord(t)) addTask(t.task);
-    }
+  const marked: Record<string, unknown> = { ...value, task: markTask(value.task) };
+  if (Array.isArray(value.traces)) {
+    marked.traces = value.traces.map((t) => isRecord(t) ? { ...t, task: markTask(t.task) } : t);
   }
-  return holders;
+  return { marked, any };
 }
 
 /** The JSON text of an episode (or any value) for `traces.jsonl`. */
 export function episodeJson(value: unknown): string {
-  const holders = floatHolders(value);
-  if (holders.size === 0) return JSON.stringify(value);
-  let marked = false;
-  const text = JSON.stringify(value, function (this: unknown, key: string, v: unknown) {
-    const fields = holders.get(this as object);
-    if (fields && fields.includes(key) && typeof v === "number" && Number.isFinite(v)) {
-      marked = true;
-      return MARK + pythonFloatRepr(v);
-    }
-    return v;
-  });
-  return marked ? text.replace(MARKED, "$1") : text;
+  if (!isRecord(value)) return JSON.stringify(value);
+  const { marked, any } = markFloats(value);
+  const text = JSON.stringify(any ? marked : value);
+  return any ? text.replace(MARKED, "$1") : text;
 }
