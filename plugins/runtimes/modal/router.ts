@@ -17,6 +17,9 @@ import * as M from "./messages.ts";
 import type { MessageType } from "../../../kit/mod.ts";
 import { isLocalServer } from "./profile.ts";
 
+/** `SandboxGetTaskId` polling: interval and attempts (the SDK's: 5 minutes). */
+const TASK_ID_POLL_MS = 500;
+const TASK_ID_POLL_ATTEMPTS = 600;
 /** Per-call deadline of `TaskExecWait` (the SDK's). */
 const EXEC_WAIT_CALL_MS = 60_000;
 
@@ -311,4 +314,32 @@ export class TaskRouter {
       },
     );
   }
+}
+
+/**
+ * The task id of a created sandbox, polled with `SandboxGetTaskId` until Modal scheduled it
+ * (every 500 ms, for 5 minutes, as the SDK); a sandbox that already finished is an error.
+ */
+export async function waitForTask(
+  api: ModalApi,
+  sandboxId: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  for (let i = 0; i < TASK_ID_POLL_ATTEMPTS; i++) {
+    const res = await api.sandboxGetTaskId(sandboxId, signal);
+    if (res.taskResult) {
+      const r = res.taskResult;
+      throw new SandboxError(
+        `Sandbox ${sandboxId} has already completed${
+          r.exception ? ` with result: exception: "${r.exception}"` : ""
+        }`,
+        { hint: "The sandbox ended before it ran anything; check the image and its lifetime" },
+      );
+    }
+    if (res.taskId) return res.taskId;
+    await sleep(TASK_ID_POLL_MS, signal);
+  }
+  throw new SandboxError(`Timed out waiting for the task of sandbox ${sandboxId}`, {
+    hint: "Modal did not schedule the sandbox within 5 minutes",
+  });
 }

@@ -1,11 +1,14 @@
 /**
  * The small POSIX `sh` programs the Modal runtime execs inside a sandbox for what the
  * command router has no RPC for: killing a command's whole process group (on timeout or
- * abort), writing a file from stdin, and reading a file with a size limit. Each takes its
- * inputs as positional arguments (never spliced into the script text).
+ * abort), writing a file from stdin, and reading a file with a size limit ({@link writeFile},
+ * {@link readFile}). Each takes its inputs as positional arguments (never spliced into the
+ * script text).
  *
  * @module
  */
+import { SandboxError } from "../../../kit/mod.ts";
+import type { ExecOptions, ExecResult } from "./exec.ts";
 
 /**
  * `sh -c RUN_WRAPPER vf-run <pidfile> <argv...>`: runs argv in its own session and process
@@ -54,3 +57,66 @@ if [ -n "$2" ]; then
   if [ "$n" -gt "$2" ]; then echo "$n" >&2; exit ${READ_TOO_LARGE}; fi
 fi
 exec cat "$f"`;
+
+/** Runs one command in the sandbox. */
+export type Exec = (argv: string[], options?: ExecOptions) => Promise<ExecResult>;
+
+/** Writes `bytes` to absolute `target` (parents created); errors name `path`. */
+export async function writeFile(
+  exec: Exec,
+  path: string,
+  target: string,
+  bytes: Uint8Array,
+): Promise<void> {
+  const r = await exec(["sh", "-c", WRITE_SCRIPT, "vf-write", target], { stdin: bytes });
+  if (r.exitCode !== 0) {
+    throw new SandboxError(`Cannot write "${path}": ${decodeText(r.stderr).trim()}`, {
+      hint: "Check that the path is a file path the sandbox's user may write",
+    });
+  }
+}
+
+/** The bytes of absolute `target`, refusing more than `max`; errors name `path`. */
+export async function readFile(
+  exec: Exec,
+  path: string,
+  target: string,
+  max: number | undefined,
+): Promise<Uint8Array> {
+  const argv = ["sh", "-c", READ_SCRIPT, "vf-read", target];
+  if (max !== undefined) argv.push(String(Math.max(0, Math.floor(max))));
+  const r = await exec(argv);
+  if (r.exitCode === READ_MISSING) {
+    throw new SandboxError(`Cannot read "${path}": no such file`, {
+      hint: `Looked for "${target}"`,
+    });
+  }
+  if (r.exitCode === READ_NOT_FILE) {
+    throw new SandboxError(`Cannot read "${path}": not a regular file`, {
+      hint: `"${target}" is a directory or a special file`,
+    });
+  }
+  if (r.exitCode === READ_TOO_LARGE) {
+    throw tooLarge(path, Number(decodeText(r.stderr).trim()), max!);
+  }
+  if (r.exitCode !== 0) {
+    throw new SandboxError(`Cannot read "${path}": ${decodeText(r.stderr).trim()}`);
+  }
+  if (max !== undefined && r.stdout.byteLength > max) {
+    throw tooLarge(path, r.stdout.byteLength, max);
+  }
+  return r.stdout;
+}
+
+/** Decodes a command's UTF-8 output (a BOM is kept). */
+export function decodeText(bytes: Uint8Array): string {
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+}
+
+/** The error for a file over a read limit. */
+function tooLarge(path: string, size: number, max: number): SandboxError {
+  return new SandboxError(
+    `Cannot read "${path}": the file has ${size} bytes, more than the limit of ${max} bytes`,
+    { hint: "Raise maxBytes or read a smaller file" },
+  );
+}
