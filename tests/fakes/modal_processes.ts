@@ -82,7 +82,7 @@ export interface FakeProcessOptions {
   stdout: "pipe" | "devnull";
   stderr: "pipe" | "devnull" | "stdout";
   /** Kill the process group after this many seconds (signal 9). */
-  timeoutS?: number;
+  timeoutS?: number | undefined;
 }
 
 /** One exec'd command. */

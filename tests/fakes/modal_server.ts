@@ -179,7 +179,7 @@ export interface ModalFake {
   sandboxIds(): string[];
   /** A sandbox's definition and status, for assertions. */
   sandbox(id: string):
-    | { definition: M.SandboxDefinition; result: M.GenericResult | null; name?: string }
+    | { definition: M.SandboxDefinition; result: M.GenericResult | null; name?: string | undefined }
     | undefined;
   /** How each exec of a sandbox ended so far (null while it runs), in start order. */
   execExits(id: string): (ExitStatus | null)[];

@@ -37,6 +37,7 @@ const SCALAR_TYPES: Record<string, number> = {
   uint32: 13,
   sint32: 17,
 };
+const TYPE_STRING = 9;
 const TYPE_MESSAGE = 11;
 const LABEL_OPTIONAL = 1;
 const LABEL_REPEATED = 3;
@@ -106,10 +107,12 @@ function parseMessage(
   const nestedType: DescriptorProto[] = [];
   const oneofs: string[] = [];
   const optionals: FieldDescriptorProto[] = [];
-  const typeOf = (t: string) =>
-    t in SCALAR_TYPES
-      ? { type: SCALAR_TYPES[t] }
+  const typeOf = (t: string) => {
+    const scalar = SCALAR_TYPES[t];
+    return scalar !== undefined
+      ? { type: scalar }
       : { type: TYPE_MESSAGE, typeName: `.${pkg}.${t}` };
+  };
   const fieldEnd = (): number => {
     expect("=");
     const no = Number(next());
@@ -135,7 +138,7 @@ function parseMessage(
       nestedType.push({
         name: entry,
         field: [
-          { name: "key", number: 1, label: LABEL_OPTIONAL, type: SCALAR_TYPES.string },
+          { name: "key", number: 1, label: LABEL_OPTIONAL, type: TYPE_STRING },
           { name: "value", number: 2, label: LABEL_OPTIONAL, ...typeOf(value) },
         ],
         options: { mapEntry: true },

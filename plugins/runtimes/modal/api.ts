@@ -44,8 +44,8 @@ const DEFAULT_EXPIRY_S = 20 * 60;
 
 /** Options of a unary control-plane call. */
 export interface UnaryOptions {
-  timeoutMs?: number;
-  signal?: AbortSignal;
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
   /** Retries on transient codes. @default 3 */
   retries?: number;
 }
@@ -190,7 +190,7 @@ export class ModalApi {
     reqType: MessageType<Req>,
     resType: MessageType<Res>,
     request: Partial<Req>,
-    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+    options: { timeoutMs?: number | undefined; signal?: AbortSignal | undefined } = {},
   ): AsyncGenerator<Res> {
     const metadata = this.#baseMetadata();
     metadata["x-modal-auth-token"] = await this.#authToken(options.signal);

@@ -45,12 +45,12 @@ export interface ExecResult {
 
 /** How to run a command. */
 export interface ExecOptions {
-  stdin?: Uint8Array;
+  stdin?: Uint8Array | undefined;
   /** Working directory field of the exec (absolute), or none. */
-  workdir?: string;
-  env?: Record<string, string>;
-  signal?: AbortSignal;
-  timeoutMs?: number;
+  workdir?: string | undefined;
+  env?: Record<string, string> | undefined;
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
 }
 
 /**

@@ -32,11 +32,11 @@ export {
 /** Per-call options. */
 export interface CallOptions {
   /** Request metadata (header names lowercase). */
-  metadata?: Record<string, string>;
+  metadata?: Record<string, string> | undefined;
   /** Client-side deadline: the call is cancelled and fails DEADLINE_EXCEEDED after this. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Cancels the call (CANCELLED). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Options of a {@link GrpcChannel}. */

@@ -127,7 +127,7 @@ export class TaskRouter {
     reqType: MessageType<Req>,
     resType: MessageType<Res>,
     request: Partial<Req>,
-    options: { timeoutMs?: number; signal?: AbortSignal },
+    options: { timeoutMs?: number | undefined; signal?: AbortSignal | undefined },
   ): Promise<Res> {
     const call = () =>
       this.#channel.unary(M.ROUTER_SERVICE + method, reqType.encode(request), {
@@ -153,7 +153,7 @@ export class TaskRouter {
       factor: number;
       maxRetries: number | null;
       deadline: number | null;
-      signal?: AbortSignal;
+      signal?: AbortSignal | undefined;
       what: string;
     },
   ): Promise<T> {
@@ -234,7 +234,7 @@ export class TaskRouter {
   async *stdioRead(
     execId: string,
     fd: number,
-    options: { deadline?: number | null; signal?: AbortSignal } = {},
+    options: { deadline?: number | null; signal?: AbortSignal | undefined } = {},
   ): AsyncGenerator<Uint8Array> {
     const deadline = options.deadline ?? null;
     let offset = 0;
@@ -292,7 +292,7 @@ export class TaskRouter {
    */
   async execWait(
     execId: string,
-    options: { deadline?: number | null; signal?: AbortSignal } = {},
+    options: { deadline?: number | null; signal?: AbortSignal | undefined } = {},
   ): Promise<ExecExit> {
     const deadline = options.deadline ?? null;
     return await this.#withRetries(

@@ -42,11 +42,11 @@ export interface ModalRuntimeOptions {
   /** The provider-side sandbox name (sanitized). */
   name: string;
   /** The run that owns the sandbox, noted in the sandbox ledger. */
-  run?: string | null;
+  run?: string | null | undefined;
   /** Receives warnings (best-effort teardown failures). */
-  log?: (message: string) => void;
+  log?: ((message: string) => void) | undefined;
   /** The profile to use. @default resolved from the environment and ~/.modal.toml */
-  profile?: ModalProfile;
+  profile?: ModalProfile | undefined;
 }
 
 const RESTART_HINT = "Call start() first, or make a new runtime";
@@ -107,7 +107,7 @@ export class ModalRuntime implements Runtime {
   }
 
   /** Creates the sandbox and waits until commands can run in it. */
-  async start(options: { signal?: AbortSignal } = {}): Promise<void> {
+  async start(options: { signal?: AbortSignal | undefined } = {}): Promise<void> {
     if (this.#handle !== null) {
       throw new SandboxError(
         this.#stopped

@@ -112,7 +112,7 @@ export async function connectUnary(o: ConnectCallOptions): Promise<Uint8Array> {
     headers: headers(o, "application/proto"),
     body: () => o.request as BodyInit,
     timeoutMs: o.timeoutMs + (o.graceMs ?? 5000),
-    signal: o.signal,
+    ...(o.signal === undefined ? {} : { signal: o.signal }),
   };
   const res = await sendOnce(o.fetch, req);
   if (res.status !== 200) {
@@ -137,7 +137,7 @@ export async function* connectServerStream(
     headers: headers(o, "application/connect+proto"),
     body: () => encodeEnvelope(0, o.request) as BodyInit,
     timeoutMs: o.timeoutMs + (o.graceMs ?? 5000),
-    signal: o.signal,
+    ...(o.signal === undefined ? {} : { signal: o.signal }),
   };
   const res = await sendStreaming(o.fetch, req);
   try {
