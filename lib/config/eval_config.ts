@@ -21,11 +21,21 @@ import type { ConfigSchema } from "../../kit/contract.ts";
 export { DEFAULT_BASE_URL } from "../../kit/common_keys.ts";
 export { HarnessBase, JudgeBase, type JudgeFields, RuntimeBase, TasksetBase };
 
-const seconds = () => z.number().positive().nullable().default(null);
-const optInt = (what: string) => z.number().int().min(1).nullable().default(null).describe(what);
+/** A field that defaults to null (explicit zod types keep the package free of slow types). */
+type NullableField<T extends z.ZodType> = z.ZodDefault<z.ZodNullable<T>>;
+/** A list of strings that defaults to `[]`. */
+type StringList = z.ZodDefault<z.ZodArray<z.ZodString>>;
+
+const seconds = (): NullableField<z.ZodNumber> => z.number().positive().nullable().default(null);
+const optInt = (what: string): NullableField<z.ZodNumber> =>
+  z.number().int().min(1).nullable().default(null).describe(what);
 
 /** Whole-rollout / whole-episode retry policy. */
-export const RetryConfig = z.strictObject({
+export const RetryConfig: z.ZodObject<{
+  max_retries: z.ZodDefault<z.ZodNumber>;
+  include: StringList;
+  exclude: StringList;
+}, z.core.$strict> = z.strictObject({
   max_retries: z.number().int().min(0).default(0).describe("Extra attempts after a failed one"),
   include: z.array(z.string()).default([]).describe(
     "Error type names to retry (empty = all)",
@@ -34,13 +44,20 @@ export const RetryConfig = z.strictObject({
 });
 
 /** A plugged scoring function: `{fn, priority[, weight]}`. */
-export const PluggedHook = z.strictObject({
+export const PluggedHook: z.ZodObject<{
+  fn: NullableField<z.ZodString>;
+  priority: NullableField<z.ZodNumber>;
+}, z.core.$strict> = z.strictObject({
   fn: z.string().nullable().default(null).describe("path/to/file.ts:name, npm:pkg:name, URL:name"),
   priority: z.number().int().nullable().default(null).describe("Higher runs first"),
 });
 
 /** A plugged reward: a {@link PluggedHook} with a finite weight. */
-export const PluggedReward = PluggedHook.extend({
+export const PluggedReward: z.ZodObject<{
+  fn: NullableField<z.ZodString>;
+  priority: NullableField<z.ZodNumber>;
+  weight: NullableField<z.ZodNumber>;
+}, z.core.$strict> = PluggedHook.extend({
   weight: z.number().refine(Number.isFinite, "weight must be finite").nullable().default(null)
     .describe("Reward weight"),
 });
@@ -107,7 +124,12 @@ export type PluggedHookEntry = z.output<typeof PluggedHook>;
 export type PluggedRewardEntry = z.output<typeof PluggedReward>;
 
 /** Stage timeouts of one rollout, in seconds (null = none). */
-export const StageTimeoutsConfig = z.strictObject({
+export const StageTimeoutsConfig: z.ZodObject<{
+  setup: NullableField<z.ZodNumber>;
+  rollout: NullableField<z.ZodNumber>;
+  finalize: NullableField<z.ZodNumber>;
+  scoring: NullableField<z.ZodNumber>;
+}, z.core.$strict> = z.strictObject({
   setup: seconds().describe("Seconds for task and harness setup together"),
   rollout: seconds().describe("Seconds of agent time per rollout"),
   finalize: seconds().describe("Seconds for task finalize"),
@@ -118,7 +140,12 @@ export const StageTimeoutsConfig = z.strictObject({
 export type StageTimeouts = z.output<typeof StageTimeoutsConfig>;
 
 /** Per-rollout limits, checked before each model call (null = no limit). */
-export const SessionLimitsShape = {
+export const SessionLimitsShape: {
+  max_turns: NullableField<z.ZodNumber>;
+  max_input_tokens: NullableField<z.ZodNumber>;
+  max_output_tokens: NullableField<z.ZodNumber>;
+  max_total_tokens: NullableField<z.ZodNumber>;
+} = {
   max_turns: optInt("Refuse model calls after this many turns"),
   max_input_tokens: optInt("Refuse model calls after this many input tokens"),
   max_output_tokens: optInt("Refuse model calls after this many output tokens"),
