@@ -130,6 +130,9 @@ export type { SseEvent } from "./wire/sse.ts";
 /** HTTP bodies and JSON replies over a socket or in-process. */
 export { closeServer, fromNode, listenLoopback, readNodeBody, sendJson } from "./wire/http.ts";
 export type { WireHandler, WireReply, WireRequest } from "./wire/http.ts";
+/** `fetch` that reaches the run's own servers in-process (a host-side harness uses it). */
+export { serveInProcess, wireFetch } from "./wire/in_process.ts";
+export type { WireFetchInit } from "./wire/in_process.ts";
 export { bashSystemPrompt, createBashTool, createEditTool } from "./harness/tools.ts";
 export type { HostTool } from "./harness/tools.ts";
 export { lastNumber } from "./scoring/extract.ts";

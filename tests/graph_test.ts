@@ -115,4 +115,22 @@ describe("graph", () => {
     assert.equal(addMessages(nodes, [{ role: "system", content: "other" }]), 3);
     assert.equal(nodes[3].parent, null);
   });
+
+  it("keeps matching right when the graph is changed other than by appending", () => {
+    const nodes: MessageNode[] = [];
+    const reply: Message = { role: "assistant", content: "one" };
+    commitTurn(nodes, [sys, user], reply);
+    assert.equal(addMessages(nodes, [sys, user, reply]), 2);
+    // the same number of nodes, different ones: the index must not trust what it read
+    nodes.splice(0, nodes.length, ...[
+      { parent: null, message: user, sampled: false, timestamp: 0 },
+      { parent: 0, message: sys, sampled: false, timestamp: 0 },
+      { parent: 1, message: reply, sampled: true, timestamp: 0 },
+    ]);
+    assert.equal(addMessages(nodes, [user, sys, reply]), 2);
+    assert.equal(addMessages(nodes, [sys, user]), 4);
+    nodes.length = 1;
+    assert.equal(addMessages(nodes, [user, sys]), 1);
+    assert.equal(nodes[1]!.parent, 0);
+  });
 });

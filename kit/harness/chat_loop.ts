@@ -8,12 +8,16 @@
  * `x-stainless-retry-count` and the identical body, so the interception server replays
  * instead of sampling again), and it "exits" with code 1 when a call is finally refused.
  *
+ * Requests go through `wireFetch` (kit/wire/in_process.ts): to the run's own interception
+ * server they are delivered in-process, with no socket; to any other endpoint, by `fetch`.
+ *
  * @module
  */
 import type { ProgramResult } from "../runtime/runtime.ts";
 import type { Message } from "../trace/types.ts";
 import type { ChatToolSpec, HostTool } from "./tools.ts";
 import { sleep } from "../util/sleep.ts";
+import { wireFetch } from "../wire/in_process.ts";
 import {
   CHAT_COMPLETIONS_PATH,
   type ChatMessage,
@@ -95,7 +99,7 @@ async function postChat(url: string, body: string, options: ChatLoopOptions): Pr
     let detail: string;
     let retryAfterMs: number | null = null;
     try {
-      const res = await fetch(url, {
+      const res = await wireFetch(url, {
         method: "POST",
         headers: {
           "content-type": "application/json",

@@ -30,15 +30,35 @@ function parseEvent(raw: string): SseEvent {
   return { raw, data: data.length > 0 ? data.join("\n") : null, event };
 }
 
+const NEWLINE = 0x0a;
+
 /** Splits a byte stream into {@link SseEvent}s as the bytes arrive. */
 export class SseSplitter {
   #decoder = new TextDecoder();
   #buffer = "";
   #pendingCR = false;
+  /** The last input ended on a newline byte (the decoder holds nothing back). */
+  #atBoundary = true;
+  #verbatim = false;
+
+  /**
+   * True when the events of the last {@link push}, each written back with
+   * {@link formatSseEvent}, are exactly the input of that push (the input began and ended
+   * on an event boundary, with `\n` line endings and no extra blank line): a relay that
+   * forwards all of them may forward the input as it came.
+   */
+  get verbatim(): boolean {
+    return this.#verbatim;
+  }
 
   /** Feeds bytes; returns the events completed by them. */
   push(bytes: Uint8Array | string): SseEvent[] {
+    const clean = this.#atBoundary && this.#buffer === "" && !this.#pendingCR;
     let text = typeof bytes === "string" ? bytes : this.#decoder.decode(bytes, { stream: true });
+    const length = text.length;
+    this.#atBoundary = typeof bytes === "string"
+      ? text.endsWith("\n")
+      : bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === NEWLINE;
     if (this.#pendingCR) {
       text = "\r" + text;
       this.#pendingCR = false;
@@ -47,14 +67,20 @@ export class SseSplitter {
       this.#pendingCR = true;
       text = text.slice(0, -1);
     }
-    this.#buffer += text.replace(/\r\n?/g, "\n");
-    return this.#drain();
+    this.#buffer += text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
+    const events = this.#drain();
+    // Anything dropped (a `\r`, a blank line) or held back makes the events shorter.
+    let written = 0;
+    for (const e of events) written += e.raw.length + 2;
+    this.#verbatim = clean && this.#buffer === "" && this.#atBoundary && written === length;
+    return events;
   }
 
   /** Ends the stream; returns a last event not followed by a blank line, if any. */
   end(): SseEvent[] {
     this.#buffer += this.#decoder.decode() + (this.#pendingCR ? "\n" : "");
     this.#pendingCR = false;
+    this.#verbatim = false;
     const out = this.#drain();
     const rest = this.#buffer.replace(/\n+$/, "");
     this.#buffer = "";

@@ -61,6 +61,38 @@ function nowSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
 }
 
+/** A graph's `(parent, hash)` → latest node index, and how many nodes it has read. */
+interface GraphIndex {
+  keys: Map<string, number>;
+  read: number;
+  /** The node last read, to notice a graph changed other than by appending. */
+  last: MessageNode | undefined;
+}
+
+const graphIndexes = new WeakMap<MessageNode[], GraphIndex>();
+
+/**
+ * The `(parent, hash)` index of a graph, brought up to date incrementally: only nodes
+ * appended since the last call are hashed (a graph changed otherwise is read again).
+ */
+function indexOf(nodes: MessageNode[]): Map<string, number> {
+  let index = graphIndexes.get(nodes);
+  if (
+    index === undefined || index.read > nodes.length ||
+    (index.read > 0 && nodes[index.read - 1] !== index.last)
+  ) {
+    index = { keys: new Map(), read: 0, last: undefined };
+    graphIndexes.set(nodes, index);
+  }
+  for (let i = index.read; i < nodes.length; i++) {
+    const n = nodes[i]!;
+    index.keys.set(`${n.parent}|${messageHash(n.message)}`, i);
+  }
+  index.read = nodes.length;
+  index.last = nodes[nodes.length - 1];
+  return index.keys;
+}
+
 /**
  * Adds a request's messages to the graph: matches them from the root and appends the
  * unmatched tail as unsampled nodes. Returns the index of the node of the last message
@@ -71,9 +103,8 @@ export function addMessages(
   messages: Message[],
   timestamp: number = nowSeconds(),
 ): number | null {
-  // (parent, hash) -> the latest node with that key.
-  const index = new Map<string, number>();
-  nodes.forEach((n, i) => index.set(`${n.parent}|${messageHash(n.message)}`, i));
+  // (parent, hash) -> the latest node with that key, as the graph stood before this call.
+  const index = indexOf(nodes);
   let parent: number | null = null;
   let matching = true;
   for (const message of messages) {

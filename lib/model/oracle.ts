@@ -1,12 +1,13 @@
 /**
- * The oracle model: an in-process OpenAI-compatible chat completions server that answers
+ * The oracle model: an OpenAI-compatible chat completions provider that answers
  * each rollout with its task's reference {@link Solution}. It finds the rollout by the
  * `X-Session-ID` header (the interception server forwards the trace id upstream under it).
  *
  * With `solution.commands` and a `bash` tool in the request, turn k (k = assistant
  * messages already carrying a `bash` tool call) calls `bash` with the k-th command; after
  * the last command, or when no `bash` tool is offered, it answers `solution.text` (or
- * `"done"`). JSON and SSE (`stream: true`) replies are both supported.
+ * `"done"`). JSON and SSE (`stream: true`) replies are both supported. A run reaches it
+ * in-process ({@link inProcessOracle}); {@link startOracleServer} serves it over HTTP.
  *
  * @module
  */
@@ -23,7 +24,9 @@ import {
   type WireHandler,
   type WireReply,
 } from "../../kit/wire/http.ts";
+import { inProcessClient } from "./in_process_client.ts";
 import { openAIChat } from "./openai_chat.ts";
+import type { ProviderClient } from "./provider_types.ts";
 
 /** A running oracle server. */
 export interface OracleServer {
@@ -118,6 +121,27 @@ export function createOracle(): Oracle {
         if (!reply.headersSent) sendError(reply, 500, message, "server_error");
         else reply.end();
       }),
+  };
+}
+
+/** The base URL of an in-process oracle: a name in messages, never dialled. */
+export const IN_PROCESS_ORACLE_URL = "http://oracle.in-process/v1";
+
+/** An oracle reached in-process, and the provider client that reaches it. */
+export interface InProcessOracle extends OracleServer {
+  /** The run's provider: calls the oracle's handler directly, with no socket. */
+  readonly client: ProviderClient;
+}
+
+/** An oracle with no server: the interception server calls it through `client`. */
+export function inProcessOracle(): InProcessOracle {
+  const oracle = createOracle();
+  return {
+    url: IN_PROCESS_ORACLE_URL,
+    client: inProcessClient(IN_PROCESS_ORACLE_URL, oracle.handle),
+    register: oracle.register,
+    unregister: oracle.unregister,
+    close: () => Promise.resolve(),
   };
 }
 

@@ -25,7 +25,7 @@ import { randomUUID } from "node:crypto";
 import type { LoadedConfig } from "../config/load_config.ts";
 import { InputError } from "../../kit/errors.ts";
 import { startInterceptionServer } from "../model/interception_server.ts";
-import { startOracleServer } from "../model/oracle.ts";
+import { inProcessOracle } from "../model/oracle.ts";
 import { createProviderClient, stallMs } from "../model/provider_client.ts";
 import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
 import { taskHash } from "../../kit/tasks/hash.ts";
@@ -292,15 +292,13 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
 
   // 3. services shared by every rollout
   const tracker = new RuntimeTracker();
-  const oracle = config.model === "oracle" ? await startOracleServer() : null;
-  const client = oracle
-    ? createProviderClient({ baseUrl: oracle.url, apiKeyVar: null })
-    : createProviderClient({
-      baseUrl: config.client.base_url!,
-      apiKeyVar: config.client.api_key_var,
-      headers: config.client.headers,
-      stallTimeoutMs: stallMs(config.client.stall_timeout),
-    });
+  const oracle = config.model === "oracle" ? inProcessOracle() : null;
+  const client = oracle ? oracle.client : createProviderClient({
+    baseUrl: config.client.base_url!,
+    apiKeyVar: config.client.api_key_var,
+    headers: config.client.headers,
+    stallTimeoutMs: stallMs(config.client.stall_timeout),
+  });
   const interception = await startInterceptionServer({
     log: (level, m) => {
       if (level === "debug" && !config.verbose) return;

@@ -8,6 +8,7 @@
  * @module
  */
 import { ProviderError } from "../../../kit/errors.ts";
+import { concatBytes } from "../../../kit/util/bytes.ts";
 import { redact } from "../../../kit/secrets.ts";
 import type { DialectOutcome, DialectStreamReader } from "../../../kit/wire/dialect.ts";
 import type { WireReply } from "../../../kit/wire/http.ts";
@@ -41,37 +42,57 @@ export async function relayStream(
     "cache-control": "no-cache",
   };
   reply.head(response.status, headers);
-  const written: string[] = [];
-  const write = (text: string) => {
-    written.push(text);
-    reply.write(text);
+  const written: (string | Uint8Array)[] = [];
+  const write = (chunk: string | Uint8Array) => {
+    written.push(chunk);
+    reply.write(chunk);
   };
   const splitter = new SseSplitter();
   let done: string | null = null;
   let upstreamError: string | null = null;
   let malformed: string | null = null;
-  const handle = (events: SseEvent[]) => {
+  /**
+   * Reads the events of one upstream chunk; relays them. `bytes` is the chunk when the
+   * events are exactly it: if every event is relayed unchanged (no secret to scrub), the
+   * chunk goes on as it came, with no re-encoding.
+   */
+  const handle = (events: SseEvent[], bytes: Uint8Array | null) => {
+    let relayed: string[] | null = null;
+    let whole = bytes !== null;
     for (const event of events) {
-      if (done !== null || malformed !== null) continue;
+      if (done !== null || malformed !== null) {
+        whole = false;
+        continue;
+      }
       const verdict = reader.read(event);
       switch (verdict.kind) {
         case "terminal":
           done = formatSseEvent(event);
+          whole = false;
           continue;
         case "malformed":
           malformed = redact(verdict.data);
+          whole = false;
           continue;
         case "hide":
+          whole = false;
           continue;
         case "error":
           upstreamError = redact(verdict.message);
       }
-      write(redact(formatSseEvent(event)));
+      const safe = redact(event.raw);
+      if (safe !== event.raw) whole = false;
+      (relayed ??= []).push(safe);
     }
+    if (whole && bytes !== null) return write(bytes);
+    if (relayed !== null) { for (const raw of relayed) write(formatSseEvent({ raw })); }
   };
   try {
-    for await (const bytes of response.body) handle(splitter.push(bytes));
-    handle(splitter.end());
+    for await (const bytes of response.body) {
+      const events = splitter.push(bytes);
+      handle(events, splitter.verbatim ? bytes : null);
+    }
+    handle(splitter.end(), null);
   } catch (err) {
     if (session.closed) return call.closedMidway();
     call.fail(
@@ -105,5 +126,12 @@ export async function relayStream(
   call.commit(reader.result());
   write(done!);
   reply.end();
-  return { status: response.status, headers, body: written.join("") };
+  return { status: response.status, headers, body: joinChunks(written) };
+}
+
+/** The chunks written, as one body for replays (text unless bytes were relayed as they came). */
+function joinChunks(chunks: (string | Uint8Array)[]): string | Uint8Array {
+  if (chunks.every((c) => typeof c === "string")) return chunks.join("");
+  const encoder = new TextEncoder();
+  return concatBytes(chunks.map((c) => typeof c === "string" ? encoder.encode(c) : c));
 }

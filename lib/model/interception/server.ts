@@ -3,6 +3,8 @@
  * path, refuses what no dialect serves (404/405), authenticates the rollout by its bearer
  * secret (401 unknown, 409 closed), then answers a dialect's fixed route or hands a model
  * call to call.ts. Sessions open and close here; closed secrets are remembered in a ring.
+ * The handler serves the socket (programs in a runtime) and, registered in-process, the
+ * host-side harnesses, which reach it through `wireFetch` (kit/wire/in_process.ts).
  *
  * @module
  */
@@ -16,6 +18,7 @@ import {
   sendJson,
   type WireHandler,
 } from "../../../kit/wire/http.ts";
+import { serveInProcess } from "../../../kit/wire/in_process.ts";
 import { openAIChat } from "../openai_chat.ts";
 import { handleCall, sendError, type ServerContext } from "./call.ts";
 import { bearer } from "./headers.ts";
@@ -37,6 +40,8 @@ export interface InterceptionServer {
   readonly url: string;
   /** Opens a session for one rollout. */
   open(options: SessionOptions): InterceptionSession;
+  /** The server's handler, whatever the transport (the socket and in-process both use it). */
+  readonly handle: WireHandler;
   /** Closes every session and the server. */
   close(): Promise<void>;
 }
@@ -178,10 +183,14 @@ export async function startInterceptionServer(
   );
   const server = http.createServer((req, res) => void router.handle(...fromNode(req, res)));
   const url = await listenLoopback(server);
+  // Host-side harnesses (kit/harness/chat_loop.ts) reach the same handler without the socket.
+  const unserve = serveInProcess(url, router.handle);
   return {
     url,
     open: (opts) => router.open(`${url}/v1`, opts),
+    handle: router.handle,
     async close(): Promise<void> {
+      unserve();
       router.closeAll();
       await closeServer(server);
     },

@@ -53,7 +53,7 @@ export interface Recorded {
   status: number;
   headers: Record<string, string>;
   /** The JSON body, or the SSE events as written to the program. */
-  body: string;
+  body: string | Uint8Array;
 }
 
 /** A call being made: recorded once, when it ends or its session closes. */

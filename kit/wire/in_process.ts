@@ -1,0 +1,160 @@
+/**
+ * In-process transport: a loopback server registers its origin and {@link WireHandler};
+ * {@link wireFetch} then delivers requests to that origin straight to the handler, without
+ * a socket, and answers with a standard `Response` (JSON in one piece, or a stream as the
+ * handler writes it). Requests to any other origin go through `fetch`. The server keeps
+ * its socket for programs in other processes; the answers are the same either way.
+ *
+ * @module
+ */
+import type { WireHandler, WireReply, WireRequest } from "./http.ts";
+
+const handlers = new Map<string, WireHandler>();
+const encoder = new TextEncoder();
+
+/** Serves `origin` (`http://127.0.0.1:<port>`) in-process with `handler`; returns the undo. */
+export function serveInProcess(origin: string, handler: WireHandler): () => void {
+  const key = new URL(origin).origin;
+  handlers.set(key, handler);
+  return () => {
+    if (handlers.get(key) === handler) handlers.delete(key);
+  };
+}
+
+/** The parts of `RequestInit` {@link wireFetch} takes. */
+export interface WireFetchInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  signal?: AbortSignal;
+}
+
+/** `fetch`, delivered in-process when a handler serves the URL's origin. */
+export function wireFetch(url: string, init: WireFetchInit = {}): Promise<Response> {
+  const parsed = new URL(url);
+  const handler = handlers.get(parsed.origin);
+  if (handler === undefined) return fetch(url, init as RequestInit);
+  init.signal?.throwIfAborted();
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(init.headers ?? {})) headers[k.toLowerCase()] = v;
+  const body = typeof init.body === "string" ? encoder.encode(init.body) : init.body;
+  const request: WireRequest = {
+    method: (init.method ?? "GET").toUpperCase(),
+    path: parsed.pathname,
+    headers,
+    body: (maxBytes) =>
+      Promise.resolve(
+        body === undefined ? new Uint8Array() : body.byteLength > maxBytes ? null : body,
+      ),
+    discard: () => {},
+  };
+  return new Promise<Response>((resolve, reject) => {
+    const reply = new ResponseReply(resolve, reject, init.signal);
+    handler(request, reply).then(
+      () => reply.settle(),
+      (err) => reply.fail(err),
+    );
+  });
+}
+
+/**
+ * A {@link WireReply} that becomes a `Response`: a reply ended without a prior write is
+ * one body; the first write before the end turns it into a stream.
+ */
+class ResponseReply implements WireReply {
+  #status = 0;
+  #headers: Record<string, string> = {};
+  #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  #resolved = false;
+  #ended = false;
+  readonly #resolve: (r: Response) => void;
+  readonly #reject: (e: unknown) => void;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = () => this.#abort();
+
+  constructor(resolve: (r: Response) => void, reject: (e: unknown) => void, signal?: AbortSignal) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#signal = signal;
+    signal?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  get headersSent(): boolean {
+    return this.#status !== 0;
+  }
+
+  get finished(): boolean {
+    return this.#ended;
+  }
+
+  head(status: number, headers: Record<string, string>): void {
+    if (this.#status !== 0) return;
+    this.#status = status;
+    this.#headers = headers;
+  }
+
+  write(chunk: string | Uint8Array): void {
+    if (this.#ended) return;
+    if (this.#controller === null) this.#open();
+    this.#controller!.enqueue(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
+  }
+
+  end(chunk?: string | Uint8Array): void {
+    if (this.#ended) return;
+    if (this.#controller === null) {
+      this.#ended = true;
+      this.#resolved = true;
+      const status = this.#status || 200;
+      const nullBody = status === 204 || status === 304;
+      this.#resolve(
+        new Response(nullBody ? null : (chunk ?? "") as BodyInit, {
+          status,
+          headers: this.#headers,
+        }),
+      );
+      this.#release();
+      return;
+    }
+    if (chunk !== undefined) this.write(chunk);
+    this.#ended = true;
+    this.#controller.close();
+    this.#release();
+  }
+
+  destroy(): void {
+    this.fail(new TypeError("terminated: the server cut the response off"));
+  }
+
+  /** The handler returned: a reply it never ended is ended now. */
+  settle(): void {
+    if (!this.#ended) this.end();
+  }
+
+  /** The handler failed: a fetch-like network error (or a broken body once it started). */
+  fail(err: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#controller !== null) this.#controller.error(err);
+    else this.#reject(err);
+    this.#release();
+  }
+
+  #release(): void {
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+  }
+
+  #open(): void {
+    const stream = new ReadableStream<Uint8Array>({
+      start: (controller) => void (this.#controller = controller),
+      cancel: () => void (this.#ended = true),
+    });
+    this.#resolved = true;
+    this.#resolve(new Response(stream, { status: this.#status || 200, headers: this.#headers }));
+  }
+
+  #abort(): void {
+    const reason = this.#signal?.reason ?? new DOMException("aborted", "AbortError");
+    if (!this.#resolved) this.#reject(reason);
+    this.fail(reason);
+  }
+}
