@@ -164,3 +164,38 @@ export type {
   MessageType,
   ScalarKind,
 } from "./wire/protobuf.ts";
+/**
+ * The remote-sandbox base: a provider implements provision / exec / files / terminate
+ * ({@link SandboxProvider}); {@link RemoteSandboxRuntime} owns the ledger, the creation
+ * limiter, the `stop`/`stopConfirmed` state machine, the lifetime a harness timeout is
+ * capped to and the in-sandbox process-group protocol; {@link stopByIdWith} makes a
+ * plugin's `stopById`.
+ */
+export { RemoteSandboxRuntime } from "./remote/runtime.ts";
+export type { RemoteRuntimeOptions } from "./remote/runtime.ts";
+export type {
+  CreatedSandbox,
+  ErrorDetail,
+  ExecRequest,
+  ExecResult,
+  JobTiming,
+  SandboxCreation,
+  SandboxFiles,
+  SandboxJobs,
+  SandboxJournal,
+  SandboxProvider,
+} from "./remote/provider.ts";
+export { stopByIdWith } from "./remote/stop_by_id.ts";
+export type { StopByIdOptions, TerminateById } from "./remote/stop_by_id.ts";
+export {
+  ENV_NAME,
+  groupWrapperArgv,
+  jobLaunchArgv,
+  jobPaths,
+  killCommand,
+  parseExitFile,
+  shellJoin,
+  shellQuote,
+} from "./remote/process_group.ts";
+export type { JobPaths } from "./remote/process_group.ts";
+export type { CreateRateLimit } from "./runtime/create_limiter.ts";
