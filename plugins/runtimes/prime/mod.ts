@@ -11,11 +11,12 @@ import {
   type LedgerEntry,
   type Runtime,
   type RuntimeCreateOptions,
+  stopByIdWith,
 } from "../../../kit/mod.ts";
 import { PrimeClient, type PrimeClientOptions } from "./client.ts";
 import { checkPrimeConfig, PRIME_CONFIG_HINT, PrimeRuntimeConfig } from "./config.ts";
-import { PrimeApiError } from "./errors.ts";
 import { findPendingPrimeSandboxes } from "./find_pending.ts";
+import { isPrimeNotFound, PRIME_PROVIDER } from "./provider.ts";
 import { PrimeRuntime } from "./runtime.ts";
 import { loadPrimeSettings } from "./settings.ts";
 
@@ -23,25 +24,37 @@ export { PrimeRuntimeConfig, resolvePrimeConfig } from "./config.ts";
 export { PrimeRuntime, type PrimeRuntimeOptions, sharedStatusPoller } from "./runtime.ts";
 
 /**
- * Confirms the deletion of a sandbox known only from its ledger entry: DELETE, with a 404
- * counting as gone. Uses the entry's `base_url` and the API key from the environment.
+ * DELETEs the sandbox of a ledger entry ("gone" on a typed 404), with the entry's
+ * `base_url` and the API key from the environment.
  */
-export async function stopPrimeSandboxById(
+async function deletePrimeSandbox(
   entry: LedgerEntry,
-  options: { log?: (m: string) => void; client?: PrimeClientOptions } = {},
-): Promise<void> {
+  options: PrimeStopByIdOptions,
+): Promise<"terminated" | "gone"> {
   const baseUrl = typeof entry.config?.base_url === "string" ? entry.config.base_url : null;
-  const settings = loadPrimeSettings({ baseUrl });
-  const client = new PrimeClient(settings, options.client);
+  const client = new PrimeClient(loadPrimeSettings({ baseUrl }), options.client);
   try {
     await client.deleteSandbox(entry.id);
+    return "terminated";
   } catch (e) {
-    if (!(e instanceof PrimeApiError && e.transport === "http" && e.httpStatus === 404)) throw e;
-    options.log?.(`prime sandbox ${entry.id} was already gone`);
+    if (isPrimeNotFound(e)) return "gone";
+    throw e;
   } finally {
     client.close();
   }
 }
+
+/** Options of {@link stopPrimeSandboxById}. */
+export interface PrimeStopByIdOptions {
+  log?: (message: string) => void;
+  client?: PrimeClientOptions;
+}
+
+/** Confirms the deletion of a sandbox known only from its ledger entry (404 = gone). */
+export const stopPrimeSandboxById: (
+  entry: LedgerEntry,
+  options?: PrimeStopByIdOptions,
+) => Promise<void> = stopByIdWith<PrimeStopByIdOptions>(PRIME_PROVIDER, deletePrimeSandbox);
 
 /** The `prime` runtime plugin. */
 export default defineRuntime({
