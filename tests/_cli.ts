@@ -21,7 +21,7 @@ export interface CliResult {
 }
 
 /** The argv that starts the CLI under the current runtime. */
-export function cliArgv(args: string[]): string[] {
+export function cliArgv(args: string[]): [string, ...string[]] {
   return runtimeName() === "deno"
     ? [execPath(), "run", "-A", CLI, ...args]
     : [execPath(), CLI, ...args];

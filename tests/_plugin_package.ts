@@ -35,7 +35,11 @@ export function runProgram(
 }
 
 /** The argv that starts `vf` on a host (`binary` needs the binary's path). */
-export function vfArgv(host: VfHost, args: string[], binary?: string): string[] {
+export function vfArgv(
+  host: VfHost,
+  args: string[],
+  binary?: string,
+): [string, ...string[]] {
   switch (host) {
     case "deno":
       return [join(TOOL_BIN, "deno"), "run", "-A", CLI, ...args];

@@ -131,9 +131,10 @@ export function evalConfigProblems(config: Record<string, unknown>): string[] {
     }
   }
   // Python narrows each judge by its id too; the schema has the base JudgeConfig only.
-  const judges = (e?.taskset?.task as { judges?: Record<string, unknown>[] })?.judges;
-  if (judges) {
-    (e.taskset.task as { judges: unknown[] }).judges = judges.map((j) =>
+  const task = e?.taskset?.task as { judges?: Record<string, unknown>[] } | undefined;
+  const judges = task?.judges;
+  if (task && judges) {
+    task.judges = judges.map((j) =>
       pick(j, [
         "id",
         "name",

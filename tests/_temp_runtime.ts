@@ -9,6 +9,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import process from "node:process";
 import type { ProgramResult, RunOptions, Runtime } from "../kit/runtime/runtime.ts";
+import { at } from "./_assert.ts";
 
 /** A runtime whose workdir is `dir` (never removed). */
 export function tempRuntime(dir: string): Runtime {
@@ -22,7 +23,7 @@ export function tempRuntime(dir: string): Runtime {
     async start() {},
     run(argv: string[], opts: RunOptions = {}): Promise<ProgramResult> {
       return new Promise((resolve) => {
-        const child = spawn(argv[0], argv.slice(1), {
+        const child = spawn(at(argv, 0), argv.slice(1), {
           cwd: opts.cwd ? abs(opts.cwd) : dir,
           env: { ...process.env, ...opts.env },
           detached: true,

@@ -213,14 +213,12 @@ export function writeRunDir(
 
 /** `n` episodes over `tasks` tasks: rewards 0/1, every 7th episode errored (3 types). */
 export function mixedEpisodes(n: number, tasks: number, padding = 0): Episode[] {
-  const types = ["ProviderError", "HarnessError", "TaskError"];
+  const types = ["ProviderError", "HarnessError", "TaskError"] as const;
   return Array.from({ length: n }, (_, i) => {
     const task = i % tasks;
+    const type = types[i % 3] ?? "TaskError";
     const error = i % 7 === 3
-      ? {
-        type: types[i % 3],
-        message: `${types[i % 3]} in episode ${i % 2 ? "odd" : "even"}: boom`,
-      }
+      ? { type, message: `${type} in episode ${i % 2 ? "odd" : "even"}: boom` }
       : null;
     return fakeEpisode({
       task,

@@ -9,6 +9,7 @@ import { runCli } from "./_cli.ts";
 import { FAST, tmp } from "./_run.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 import type { Episode } from "../kit/trace/types.ts";
+import { at } from "./_assert.ts";
 
 describe("agentOutput()", () => {
   it("keeps the last characters of each stream, marks the cut, masks secrets before cutting", () => {
@@ -74,7 +75,7 @@ describe("the agent program's output on the trace", () => {
       dir,
     ], { cwd: dir, env: { VF_AGENT_OUT_KEY: "unused-key" } });
     assert.ok(r.code === 0 || r.code === 3, r.stderr);
-    return JSON.parse(readFileSync(join(dir, name, "traces.jsonl"), "utf8").split("\n")[0]);
+    return JSON.parse(at(readFileSync(join(dir, name, "traces.jsonl"), "utf8").split("\n"), 0));
   }
 
   it("is kept when the program exits 0, with its key masked", async () => {
@@ -82,7 +83,7 @@ describe("the agent program's output on the trace", () => {
       "ok",
       'echo "hello from the agent"; echo "my key is $OPENAI_API_KEY"; echo "a warning" >&2',
     );
-    const t = ep.traces[0];
+    const t = at(ep.traces, 0);
     assert.equal(t.ok, true, JSON.stringify(t.errors));
     assert.deepEqual(t.info.agent_output, {
       exit_code: 0,
@@ -96,9 +97,9 @@ describe("the agent program's output on the trace", () => {
       "failed",
       'echo "step 1 done"; echo "cannot parse reply" >&2; exit 4',
     );
-    const t = ep.traces[0];
+    const t = at(ep.traces, 0);
     assert.equal(t.ok, false);
-    assert.match(t.errors[0].message, /exited 4: cannot parse reply/);
+    assert.match(at(t.errors, 0).message, /exited 4: cannot parse reply/);
     assert.deepEqual(t.info.agent_output, {
       exit_code: 4,
       stdout: "step 1 done\n",

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { InputError } from "../kit/errors.ts";
 import { isV1Config, primeEvalArgv, translateV1Args } from "../lib/bridge/prime_eval.ts";
 import { runCli } from "./_cli.ts";
+import { at } from "./_assert.ts";
 
 function inputError(fn: () => unknown): InputError {
   try {
@@ -253,7 +254,7 @@ describe("vf bridge prime-eval through the CLI", () => {
     assert.equal(r.code, 0, r.stderr);
     const runs = readdirSync(join(dir, "out"));
     assert.equal(runs.length, 1);
-    assert.ok(existsSync(join(dir, "out", runs[0], "traces.jsonl")));
+    assert.ok(existsSync(join(dir, "out", at(runs, 0), "traces.jsonl")));
   });
 
   it(
@@ -285,7 +286,7 @@ describe("vf bridge prime-eval through the CLI", () => {
         { cwd: dir, env: { VF_CACHE_DIR: join(dir, "cache") } },
       );
       assert.equal(saved.code, 0, saved.stderr);
-      const [run] = readdirSync(join(dir, "saved"));
+      const run = at(readdirSync(join(dir, "saved")), 0);
       const config = JSON.parse(
         readFileSync(join(dir, "saved", run, "configs", "eval.json"), "utf8"),
       );
@@ -309,7 +310,7 @@ describe("vf bridge prime-eval through the CLI", () => {
         { cwd: dir, env: { VF_CACHE_DIR: join(dir, "cache") } },
       );
       assert.equal(dry.code, 0, dry.stderr);
-      const [dryRun] = readdirSync(join(dir, "dry"));
+      const dryRun = at(readdirSync(join(dir, "dry")), 0);
       const dryConfig = JSON.parse(
         readFileSync(join(dir, "dry", dryRun, "configs", "eval.json"), "utf8"),
       );

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { type CliResult, runCli } from "./_cli.ts";
 import { GROUPS } from "../lib/cli/usage.ts";
 import { FAST } from "./_run.ts";
+import { at } from "./_assert.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 
@@ -29,7 +30,7 @@ async function runAll(cases: string[][], env: Record<string, string>, cwd: strin
   await Promise.all(Array.from({ length: 3 }, async () => {
     while (next < cases.length) {
       const i = next++;
-      results[i] = await runCli(cases[i], { env, cwd });
+      results[i] = await runCli(at(cases, i), { env, cwd });
     }
   }));
   return results;
@@ -59,14 +60,15 @@ describe("help on every command", () => {
     const cases = COMMANDS.flatMap((path) => [[...path, "--help"], [...path, "-h"]]);
     const results = await runAll(cases, env, dir);
     cases.forEach((argv, i) => {
-      const r = results[i];
+      const r = at(results, i);
       const path = argv.slice(0, -1).join(" ");
       assert.equal(r.code, 0, `vf ${argv.join(" ")}: exit ${r.code}\n${r.stderr}`);
       // its own usage: "Usage: vf <path> ..." or a usage block whose lines start `vf <path>`
       const usage = new RegExp(`^Usage:(\n)? +vf ${path}[ \n]`, "m");
       assert.match(r.stdout, usage, `vf ${argv.join(" ")} printed:\n${r.stdout}`);
-      if (path in GROUPS) {
-        for (const sub of Object.keys(GROUPS[path])) {
+      const group = Object.hasOwn(GROUPS, path) ? GROUPS[path] : undefined;
+      if (group) {
+        for (const sub of Object.keys(group)) {
           assert.match(r.stdout, new RegExp(`^  ${sub} `, "m"));
         }
       } else assert.match(r.stdout, /^Examples?:\n {2}vf /m, `vf ${argv.join(" ")}: no examples`);
@@ -86,8 +88,8 @@ describe("help on every command", () => {
     const groups = Object.keys(GROUPS);
     const results = await runAll(groups.map((g) => [g]), env, dir);
     groups.forEach((_, i) => {
-      assert.equal(results[i].code, 0, results[i].stderr);
-      assert.match(results[i].stdout, /^Subcommands:$/m);
+      assert.equal(at(results, i).code, 0, at(results, i).stderr);
+      assert.match(at(results, i).stdout, /^Subcommands:$/m);
     });
   });
 
@@ -189,7 +191,7 @@ describe("bad invocations stop at the first cause with one clear message", () =>
     const cases = CASES;
     const results = await runAll(cases.map(([argv]) => argv), env, dir);
     cases.forEach(([argv, pattern], i) =>
-      assertOneClearError(results[i], pattern, `vf ${argv.join(" ")}`)
+      assertOneClearError(at(results, i), pattern, `vf ${argv.join(" ")}`)
     );
     assert.equal(existsSync(join(dir, "outputs")), false, "a refused command wrote a run folder");
   });

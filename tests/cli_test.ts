@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./_cli.ts";
 import { VERSION } from "../kit/version.ts";
+import { at } from "./_assert.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 
@@ -35,7 +36,7 @@ describe("vf CLI", () => {
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split("\n");
     for (
-      const [kind, id] of [
+      const [kind, id] of <[string, string][]> [
         ["taskset", "shell-basics"],
         ["taskset", "reverse-text"],
         ["harness", "bash"],
@@ -77,8 +78,8 @@ describe("vf CLI", () => {
     assert.equal(r.code, 0, r.stderr);
     const dirs = readdirSync(out);
     assert.equal(dirs.length, 1);
-    assert.match(dirs[0], /^echo--org--model-x--bash--[0-9a-f]{8}$/);
-    const text = readFileSync(join(out, dirs[0], "configs", "eval.json"), "utf8");
+    assert.match(at(dirs, 0), /^echo--org--model-x--bash--[0-9a-f]{8}$/);
+    const text = readFileSync(join(out, at(dirs, 0), "configs", "eval.json"), "utf8");
     const saved = JSON.parse(text);
     assert.equal(saved.client.api_key_var, "OPENAI_API_KEY");
     assert.equal(saved.num_tasks, null);
@@ -87,11 +88,11 @@ describe("vf CLI", () => {
       text.includes(secret) || r.stdout.includes(secret) || r.stderr.includes(secret),
       false,
     );
-    assert.equal(readdirSync(join(out, dirs[0])).join(","), "configs");
+    assert.equal(readdirSync(join(out, at(dirs, 0))).join(","), "configs");
     const again = await runCli([
       "validate-config",
       "@",
-      join(out, dirs[0], "configs", "eval.json"),
+      join(out, at(dirs, 0), "configs", "eval.json"),
       "-o",
       out,
     ]);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { mergeConfig } from "../lib/config/merge.ts";
 import { ConfigError, PluginError } from "../kit/errors.ts";
+import { at } from "./_assert.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 
@@ -18,7 +19,7 @@ function tmp(files: Record<string, string>): string {
 
 async function problems(argv: string[], cwd?: string): Promise<string[]> {
   try {
-    await loadEvalConfig(argv, { cwd });
+    await loadEvalConfig(argv, cwd === undefined ? {} : { cwd });
   } catch (err) {
     if (err instanceof ConfigError) return err.problems;
     throw err;
@@ -223,12 +224,12 @@ describe("loadEvalConfig() errors", () => {
       "2",
     ]);
     assert.equal(got.length, 3, got.join("\n"));
-    assert.match(got[0], /^--env\.agent\.max-turns: expected an integer, got "abc"/);
+    assert.match(at(got, 0), /^--env\.agent\.max-turns: expected an integer, got "abc"/);
     assert.match(
-      got[1],
+      at(got, 1),
       /unknown flag --env\.agent\.max-turnz \(did you mean --env\.agent\.max-turns\?\)/,
     );
-    assert.match(got[2], /unknown flag --num-task \(did you mean --num-tasks\?\)/);
+    assert.match(at(got, 2), /unknown flag --num-task \(did you mean --num-tasks\?\)/);
   });
 
   it("names the file and TOML path of a bad or unknown key, with a suggestion", async () => {
@@ -249,7 +250,7 @@ describe("loadEvalConfig() errors", () => {
   it("says a group path given a value is a group and lists its fields", async () => {
     const got = await problems(["echo", "-m", "x", "--env.agent.timeout", "5"]);
     assert.match(
-      got[0],
+      at(got, 0),
       /--env\.agent\.timeout is a config group, not a leaf field\. Try one of: .*--env\.agent\.timeout\.rollout/,
     );
   });
@@ -257,13 +258,13 @@ describe("loadEvalConfig() errors", () => {
   it("gives file:line:column for TOML syntax errors", async () => {
     const dir = tmp({ "bad.toml": 'model = "x"\n[env\nid = 1\n' });
     const got = await problems(["echo", "@", "bad.toml"], dir);
-    assert.match(got[0], /^bad\.toml:2:\d+: invalid TOML/);
+    assert.match(at(got, 0), /^bad\.toml:2:\d+: invalid TOML/);
   });
 
   it("refuses the same id given twice with different values, positional included", async () => {
     const got = await problems(["echo", "-m", "x", "--env.taskset.id", "reverse-text"]);
     assert.match(
-      got[0],
+      at(got, 0),
       /env\.taskset\.id given twice with different values.*positional <taskset-id> shorthand/,
     );
     const h = await problems([
@@ -274,7 +275,7 @@ describe("loadEvalConfig() errors", () => {
       "bash",
       "--env.agent.harness.id=null",
     ]);
-    assert.match(h[0], /env\.agent\.harness\.id given twice/);
+    assert.match(at(h, 0), /env\.agent\.harness\.id given twice/);
     const same = await loadEvalConfig(["echo", "-m", "x", "--env.taskset.id", "echo"]);
     assert.equal(same.config.env.taskset.id, "echo");
   });
@@ -300,7 +301,7 @@ describe("loadEvalConfig() narrowing", () => {
     const ok = await loadEvalConfig(["addition", "-m", "x", "--env.taskset.digits", "4"]);
     assert.equal((ok.config.env.taskset as Record<string, unknown>).digits, 4);
     const bad = await problems(["echo", "-m", "x", "--env.taskset.digits", "4"]);
-    assert.match(bad[0], /unknown flag --env\.taskset\.digits/);
+    assert.match(at(bad, 0), /unknown flag --env\.taskset\.digits/);
   });
 
   it("types taskset knobs against the taskset a TOML id names", async () => {
@@ -311,7 +312,7 @@ describe("loadEvalConfig() narrowing", () => {
     const ok = await loadEvalConfig(["-m", "x", "@", "ok.toml"], { cwd: dir });
     assert.equal((ok.config.env.taskset as Record<string, unknown>).digits, 2);
     const bad = await problems(["-m", "x", "@", "bad.toml"], dir);
-    assert.match(bad[0], /^bad\.toml: env\.taskset\.digits: unknown key "digits"/);
+    assert.match(at(bad, 0), /^bad\.toml: env\.taskset\.digits: unknown key "digits"/);
   });
 
   it("narrows a local plugin file, the harness, the runtime and each judge", async () => {
@@ -326,11 +327,11 @@ describe("loadEvalConfig() narrowing", () => {
     const got = await problems(["echo", "-m", "x", "@", "j.toml"], dir);
     assert.equal(got.length, 1, got.join("\n"));
     assert.match(
-      got[0],
+      at(got, 0),
       /^j\.toml: env\.taskset\.task\.judges\.1\.modd: unknown key "modd" \(did you mean "mode"\?\)/,
     );
     const r = await problems(["echo", "-m", "x", "--env.agent.runtime.keep-workdirr", "1"]);
-    assert.match(r[0], /did you mean --env\.agent\.runtime\.keep-workdir/);
+    assert.match(at(r, 0), /did you mean --env\.agent\.runtime\.keep-workdir/);
   });
 
   it("refuses judges that share a reward key", async () => {
@@ -339,6 +340,6 @@ describe("loadEvalConfig() narrowing", () => {
         '[[env.taskset.task.judges]]\nid = "match"\n[[env.taskset.task.judges]]\nid = "match"\n',
     });
     const got = await problems(["echo", "-m", "x", "@", "j.toml"], dir);
-    assert.match(got[0], /judges 0 and 1 share a reward key "match"/);
+    assert.match(at(got, 0), /judges 0 and 1 share a reward key "match"/);
   });
 });

@@ -33,6 +33,7 @@ import {
 } from "./_plugin_package.ts";
 import { type NpmRegistry, packTarball, startNpmRegistry } from "./fakes/npm_registry.ts";
 import { gunzip, readTar } from "../lib/plugins/fetch/tar.ts";
+import { at } from "./_assert.ts";
 
 const HOSTS: VfHost[] = ["deno", "bun", "binary"];
 const LONG = { timeout: 180_000 };
@@ -42,7 +43,7 @@ const JSR_SPEC = "jsr:@acme/vf-mathsets@^0.1";
 function onlyRun(outDir: string): string {
   const runs = readdirSync(outDir);
   assert.equal(runs.length, 1, `expected one run directory in ${outDir}: ${runs.join(", ")}`);
-  return join(outDir, runs[0]);
+  return join(outDir, at(runs, 0));
 }
 
 describe("external plugins: vf init -> npm pack -> registry -> vf eval", () => {
@@ -300,7 +301,8 @@ describe("external plugins: vf init -> npm pack -> registry -> vf eval", () => {
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));
       for (const host of HOSTS) {
-        for (const [spec, tag] of [[NPM_SPEC, "npm"], [JSR_SPEC, "jsr"], [urlSpec, "url"]]) {
+        const specs: [string, string][] = [[NPM_SPEC, "npm"], [JSR_SPEC, "jsr"], [urlSpec, "url"]];
+        for (const [spec, tag] of specs) {
           const out = join(root, `offline-${tag}-${host}`);
           const r = await vf(host, [
             "eval",

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { evalInProcess } from "./_eval.ts";
 import { startFakeOpenAI } from "./fakes/openai_server.ts";
+import { at } from "./_assert.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 const FIXTURES = join(import.meta.dirname!, "fixtures", "judges");
@@ -17,7 +18,7 @@ type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
 /** The scripted judge: `always_yes` -> yes, `effort` -> some (0.5), anything else -> no. */
 function verdicts(prompt: string): string {
   const answers: Record<string, string> = { always_yes: "yes", effort: "some" };
-  const v = [...prompt.matchAll(/^- ([^:\n]+): /gm)].map(([, name]) => ({
+  const v = [...prompt.matchAll(/^- ([^:\n]+): /gm)].map(([, name = ""]) => ({
     name,
     reason: "scripted",
     verdict: answers[name] ?? "no",
@@ -66,7 +67,7 @@ weight = 0.25
       "3",
     ]);
     assert.equal(episodes.length, 3);
-    const traces = episodes.map((e) => e.traces[0]);
+    const traces = episodes.map((e) => at(e.traces, 0));
     const expected = (1 * 1 + 0.5 * 0.5) / 1.5;
     for (const t of traces) {
       assert.deepEqual(t.errors, [], JSON.stringify(t.errors));
@@ -78,9 +79,9 @@ weight = 0.25
       assert.equal(t.metrics["rubric/effort"], 0.5);
       const records = t.info.judge as Record<string, unknown>[];
       assert.equal(records.length, 1);
-      assert.equal(records[0].judge, "rubric");
-      assert.equal(records[0].model, "judge-model");
-      assert.equal((records[0].parsed as { verdicts: unknown[] }).verdicts.length, 2);
+      assert.equal(at(records, 0).judge, "rubric");
+      assert.equal(at(records, 0).model, "judge-model");
+      assert.equal((at(records, 0).parsed as { verdicts: unknown[] }).verdicts.length, 2);
       const usage = t.extra_usage.find((u) => u.source === "judge:rubric");
       assert.ok(usage && usage.prompt_tokens > 0, JSON.stringify(t.extra_usage));
     }

@@ -9,6 +9,7 @@ import { evalInProcess } from "./_eval.ts";
 import { cliArgv, runCli } from "./_cli.ts";
 import { type PrimeFake, startPrimeFake } from "./fakes/prime_server.ts";
 import { listSandboxes } from "../kit/runtime/ledger.ts";
+import { at } from "./_assert.ts";
 
 let fake: PrimeFake;
 let restoreEnv: () => void = () => {};
@@ -90,7 +91,7 @@ describe("end to end on the Prime fake", () => {
     ]);
     assert.equal(episodes.length, 10);
     for (const ep of episodes) {
-      const t = ep.traces[0];
+      const t = at(ep.traces, 0);
       assert.deepEqual(t.errors, [], JSON.stringify(t.errors));
       assert.equal(t.rewards.passed?.score, 1, `${t.task.data.name}: ${JSON.stringify(t.rewards)}`);
       assert.equal(t.agent.runtime.id?.startsWith("fk"), true);

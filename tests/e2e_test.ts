@@ -8,6 +8,7 @@ import { evalInProcess } from "./_eval.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { numTurns } from "../kit/trace/derived.ts";
 import { runCli } from "./_cli.ts";
+import { at } from "./_assert.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 const OPENAI =
@@ -38,7 +39,7 @@ describe("end to end with the oracle model", () => {
       const { episodes, summary } = await evalInProcess([...argv, "-m", "oracle", "-c", "8"]);
       assert.ok(episodes.length > 0);
       for (const ep of episodes) {
-        const t = ep.traces[0];
+        const t = at(ep.traces, 0);
         assert.deepEqual(t.errors, [], JSON.stringify(t.errors));
         assert.equal(t.ok, true);
         assert.equal(t.stop_condition, "agent_completed");
@@ -75,7 +76,7 @@ describe("end to end with a scripted model", () => {
     const { episodes } = await evalInProcess(["echo", "-m", "m1", ...clientFlags(fake)]);
     for (const ep of episodes) {
       assert.equal(ep.ok, true);
-      assert.equal(ep.traces[0].rewards.echoed?.score, 0);
+      assert.equal(at(ep.traces, 0).rewards.echoed?.score, 0);
     }
   });
 
@@ -99,7 +100,7 @@ describe("end to end with a scripted model", () => {
       "--sampling.temperature",
       "0.3",
     ]);
-    const t = episodes[0].traces[0];
+    const t = at(at(episodes, 0).traces, 0);
     assert.equal(t.stop_condition, "agent_completed");
     assert.equal(numTurns(t), 2);
     const tool = t.nodes.find((n) => n.message.role === "tool");
@@ -110,12 +111,13 @@ describe("end to end with a scripted model", () => {
       assert.equal(c.model, "org/model-a");
       assert.equal(c.sampling.temperature, 0.3);
       assert.ok(c.time.end! - c.time.start! > 0, "call duration");
-      assert.equal(t.nodes[c.node!].sampled, true);
+      assert.ok(c.node !== null, "a timed call names its node");
+      assert.equal(at(t.nodes, c.node).sampled, true);
     }
     assert.ok(t.tools.some((x) => x.name === "bash"));
     assert.equal(t.agent.config.model, "org/model-a");
     // Python Episode / Trace field names
-    const ep = JSON.parse(lines[0]);
+    const ep = JSON.parse(at(lines, 0));
     assert.deepEqual(Object.keys(ep).sort(), [
       "env",
       "errors",
@@ -175,7 +177,7 @@ describe("end to end with a scripted model", () => {
       "--env.agent.max-turns",
       "2",
     ]);
-    const t = episodes[0].traces[0];
+    const t = at(at(episodes, 0).traces, 0);
     assert.equal(t.stop_condition, "max_turns");
     assert.equal(t.ok, true);
     assert.equal(numTurns(t), 2);
@@ -194,7 +196,7 @@ describe("end to end with a scripted model", () => {
       "--env.agent.harness.id",
       "null",
     ]);
-    const t = episodes[0].traces[0];
+    const t = at(at(episodes, 0).traces, 0);
     assert.equal(t.ok, false);
     assert.equal(t.stop_condition, "error");
     const e = t.errors.find((x) => x.type === "ProviderError");
@@ -270,7 +272,7 @@ console.log("streamed=" + text);
       "--env.agent.harness.command",
       JSON.stringify(["node", agent]),
     ]);
-    const t = episodes[0].traces[0];
+    const t = at(at(episodes, 0).traces, 0);
     assert.deepEqual(t.errors, []);
     assert.equal(t.stop_condition, "agent_completed");
     assert.equal(fake.requests.length - before, 3, "the retry reached the provider");
@@ -280,7 +282,7 @@ console.log("streamed=" + text);
       (n.message as { content: string }).content
     );
     assert.equal(sampled[1], "streamed: hello world");
-    assert.match(sampled[0], /^json: /);
+    assert.match(at(sampled, 0), /^json: /);
     assert.ok(t.calls.every((c) => c.model === "m-cmd"));
   });
 });

@@ -15,6 +15,7 @@ import process from "node:process";
 import { run } from "./_run.ts";
 import { type Fault, FAULTS, promptOf, startFaultServer } from "./fakes/fault_server.ts";
 import type { Episode } from "../kit/trace/types.ts";
+import { at } from "./_assert.ts";
 
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
 const KEY = "sk-fault-KEY-6c1f0e9a7b3d";
@@ -151,7 +152,7 @@ describe("a run against a failing provider", () => {
         let owed = 0;
         for (const ep of episodes) {
           const { fault, flaky } = faultOf(ep);
-          const trace = ep.traces[0];
+          const trace = at(ep.traces, 0);
           const label = `${variant.name} ${flaky ? "flaky" : "fault"}:${fault}`;
           const lastCall = trace.calls.at(-1);
           const fails = PERSISTENT.includes(fault) &&

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { addMessages, canonicalJson, commitTurn, messageHash } from "../lib/model/graph.ts";
 import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
 import type { Message, MessageNode } from "../kit/trace/types.ts";
+import { at } from "./_assert.ts";
 
 const sys: Message = { role: "system", content: "be brief" };
 const user: Message = { role: "user", content: "hi" };
@@ -113,7 +114,7 @@ describe("graph", () => {
     assert.equal(nodes.length, 3);
     assert.equal(addMessages(nodes, []), null);
     assert.equal(addMessages(nodes, [{ role: "system", content: "other" }]), 3);
-    assert.equal(nodes[3].parent, null);
+    assert.equal(at(nodes, 3).parent, null);
   });
 
   it("keeps matching right when the graph is changed other than by appending", () => {

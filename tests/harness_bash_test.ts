@@ -17,6 +17,7 @@ import type { HarnessPlugin } from "../kit/contract.ts";
 import { tempRuntime } from "./_temp_runtime.ts";
 import type { Message } from "../kit/trace/types.ts";
 import { harnessConfig } from "./_trace_helpers.ts";
+import { at } from "./_assert.ts";
 
 const SECRET = "sk-rollout-test-secret";
 const BASH_SENTENCE =
@@ -69,7 +70,8 @@ function calls(...list: [name: string, args: string][]): Reply {
 }
 
 function apiError(status: number, message: string, headers?: Record<string, string>): Reply {
-  return { status, headers, body: { error: { message, type: "invalid_request_error" } } };
+  const body = { error: { message, type: "invalid_request_error" } };
+  return headers === undefined ? { status, body } : { status, headers, body };
 }
 
 /** Rejects what the real API rejects: bad auth, bad shapes, unanswered or stray tool calls. */
@@ -233,11 +235,11 @@ describe("bash harness", () => {
       // deno-lint-ignore no-explicit-any
       assert.deepEqual(r.body.tools.map((t: any) => t.function.name), ["bash", "edit"]);
     }
-    const second = requests[1].body.messages;
+    const second = at(requests, 1).body.messages;
     const assistant = second[second.length - 3];
     assert.equal(assistant.role, "assistant");
     assert.equal(assistant.tool_calls.length, 2);
-    assert.deepEqual(toolMessages(requests[1]), [
+    assert.deepEqual(toolMessages(at(requests, 1)), [
       { role: "tool", tool_call_id: assistant.tool_calls[0].id, content: "out\nerr\n" },
       { role: "tool", tool_call_id: assistant.tool_calls[1].id, content: "" },
     ]);
@@ -251,7 +253,7 @@ describe("bash harness", () => {
         { role: "user", content: "hi" },
       ],
     });
-    const msgs = requests[0].body.messages;
+    const msgs = at(requests, 0).body.messages;
     assert.equal(msgs.length, 2);
     assert.deepEqual(msgs[0], {
       role: "system",
@@ -262,13 +264,13 @@ describe("bash harness", () => {
 
   it("without edit and without a task system prompt: one sentence and only the bash tool", async () => {
     const { requests } = await launch(bashHarness, [text("ok")], { config: { edit: false } });
-    const msgs = requests[0].body.messages;
+    const msgs = at(requests, 0).body.messages;
     assert.deepEqual(msgs, [
       { role: "system", content: BASH_SENTENCE },
       { role: "user", content: "do the task" },
     ]);
     // deno-lint-ignore no-explicit-any
-    assert.deepEqual(requests[0].body.tools.map((t: any) => t.function.name), ["bash"]);
+    assert.deepEqual(at(requests, 0).body.tools.map((t: any) => t.function.name), ["bash"]);
   });
 
   it("edit replaces exactly one occurrence and corrects zero or several", async () => {
@@ -285,7 +287,7 @@ describe("bash harness", () => {
       text("edited"),
     ], { dir });
     assert.equal(result.exitCode, 0);
-    const tools = toolMessages(requests[5]).map((m) => m.content);
+    const tools = toolMessages(at(requests, 5)).map((m) => m.content);
     assert.equal(tools.length, 5);
     assert.match(tools[0], /^Edited notes\.txt/);
     assert.match(tools[1], /occurs 2 times.*exactly once/);
@@ -305,7 +307,7 @@ describe("bash harness", () => {
     ], { dir, config: { edit: false } });
     assert.equal(result.exitCode, 0);
     assert.equal(
-      toolMessages(requests[1])[0].content,
+      toolMessages(at(requests, 1))[0].content,
       "Error: unknown tool 'edit'. Available tools: bash.",
     );
     assert.equal(await readFile(join(dir, "f.txt"), "utf8"), "one\n");
@@ -325,13 +327,13 @@ describe("bash harness", () => {
     ]);
     assert.deepEqual(result, { exitCode: 0, stdout: "recovered", stderr: "" });
     assert.equal(requests.length, 3);
-    const first = toolMessages(requests[1]).map((m) => m.content);
+    const first = toolMessages(at(requests, 1)).map((m) => m.content);
     assert.match(first[0], /^Error: the arguments of tool 'bash' are not valid JSON/);
     assert.equal(first[1], "Error: the arguments of tool 'bash' must be a JSON object.");
     assert.equal(first[2], "Error: the arguments of tool 'bash' must be a JSON object.");
     assert.equal(first[3], "Error: unknown tool 'python'. Available tools: bash, edit.");
     assert.equal(first[4], "Error: the bash tool needs a string argument 'command'.");
-    assert.equal(toolMessages(requests[2])[5].content, "still going\n");
+    assert.equal(toolMessages(at(requests, 2))[5].content, "still going\n");
   });
 
   it("caps tool output at max_output_bytes when set", async () => {
@@ -340,7 +342,7 @@ describe("bash harness", () => {
       text("ok"),
     ], { config: { max_output_bytes: 10 } });
     assert.equal(
-      toolMessages(requests[1])[0].content,
+      toolMessages(at(requests, 1))[0].content,
       "0000000000\n[output truncated: showing 10 of 100 bytes]",
     );
   });
@@ -385,9 +387,9 @@ describe("bash harness", () => {
     ]);
     assert.deepEqual(result, { exitCode: 0, stdout: "after retry", stderr: "" });
     assert.equal(requests.length, 2);
-    assert.equal(requests[0].headers["x-stainless-retry-count"], "0");
-    assert.equal(requests[1].headers["x-stainless-retry-count"], "1");
-    assert.equal(requests[1].raw, requests[0].raw);
+    assert.equal(at(requests, 0).headers["x-stainless-retry-count"], "0");
+    assert.equal(at(requests, 1).headers["x-stainless-retry-count"], "1");
+    assert.equal(at(requests, 1).raw, at(requests, 0).raw);
     assert.equal(logs.length, 1);
   });
 
@@ -403,7 +405,7 @@ describe("bash harness", () => {
       requests.map((r) => r.headers["x-stainless-retry-count"]),
       ["0", "1", "2"],
     );
-    assert.ok(requests.every((r) => r.raw === requests[0].raw));
+    assert.ok(requests.every((r) => r.raw === at(requests, 0).raw));
   });
 
   it("retries connection failures, then reports them with exit code 1", async () => {
@@ -437,7 +439,7 @@ describe("bash harness", () => {
     ];
     const { result, requests } = await launch(bashHarness, [text("ok")], { messages });
     assert.equal(result.exitCode, 0);
-    assert.deepEqual(requests[0].body.messages.slice(1), [
+    assert.deepEqual(at(requests, 0).body.messages.slice(1), [
       { role: "user", content: "resume" },
       {
         role: "assistant",
@@ -492,8 +494,8 @@ describe("null harness", () => {
     const { result, requests } = await launch(nullHarness, [text("ping")], { messages });
     assert.deepEqual(result, { exitCode: 0, stdout: "ping", stderr: "" });
     assert.equal(requests.length, 1);
-    assert.equal("tools" in requests[0].body, false);
-    assert.deepEqual(requests[0].body.messages, messages);
+    assert.equal("tools" in at(requests, 0).body, false);
+    assert.deepEqual(at(requests, 0).body.messages, messages);
   });
 
   it("answers a tool call it cannot run with a corrective message", async () => {
@@ -503,7 +505,7 @@ describe("null harness", () => {
     ]);
     assert.equal(result.exitCode, 0);
     assert.equal(
-      toolMessages(requests[1])[0].content,
+      toolMessages(at(requests, 1))[0].content,
       "Error: unknown tool 'bash'. Available tools: none.",
     );
   });
@@ -518,7 +520,7 @@ describe("null harness", () => {
       }, "tool_calls"),
       text("done"),
     ]);
-    const assistant = requests[1].body.messages[1];
+    const assistant = at(at(requests, 1).body.messages, 1);
     assert.deepEqual(assistant, {
       role: "assistant",
       content: null,

@@ -14,6 +14,7 @@ import commandHarness from "../plugins/harnesses/command/mod.ts";
 import { tempRuntime } from "./_temp_runtime.ts";
 import { harnessConfig } from "./_trace_helpers.ts";
 import type { Message } from "../kit/trace/types.ts";
+import { at } from "./_assert.ts";
 
 const SECRET = "sk-command-test-secret";
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
@@ -170,7 +171,7 @@ describe("command harness", () => {
       );
       assert.equal(existsSync(out.file), false, "the messages file is removed afterwards");
       assert.equal(server.requests.length, 1);
-      const req = server.requests[0];
+      const req = at(server.requests, 0);
       assert.equal(req.headers.authorization, `Bearer ${SECRET}`);
       assert.equal(req.headers["x-stainless-retry-count"], "0");
       assert.equal(req.body.model, "test-model");
@@ -203,8 +204,8 @@ describe("command harness", () => {
       const out = JSON.parse(result.stdout);
       assert.equal(out.reply, "custom ok");
       assert.equal(out.extra, "extra-value");
-      assert.equal(server.requests[0].headers.authorization, `Bearer ${SECRET}`);
-      assert.equal(server.requests[0].body.model, "test-model");
+      assert.equal(at(server.requests, 0).headers.authorization, `Bearer ${SECRET}`);
+      assert.equal(at(server.requests, 0).body.model, "test-model");
     } finally {
       await server.close();
     }
@@ -226,7 +227,7 @@ describe("command harness", () => {
     );
     assert.equal(result.exitCode, 0, result.stderr);
     const [json, ...prompt] = result.stdout.split("\n");
-    assert.deepEqual(JSON.parse(json), [
+    assert.deepEqual(JSON.parse(json ?? ""), [
       { role: "user", content: "continue" },
       {
         role: "assistant",
@@ -249,6 +250,6 @@ describe("command harness", () => {
     );
     assert.deepEqual(result, { exitCode: 7, stdout: "partial\n", stderr: "oops\n" });
     assert.equal(logs.length, 1);
-    assert.ok(!logs[0].includes(SECRET));
+    assert.ok(!at(logs, 0).includes(SECRET));
   });
 });

@@ -22,6 +22,7 @@ import {
   type FakeScript,
   startFakeOpenAI,
 } from "./fakes/openai_server.ts";
+import { at } from "./_assert.ts";
 
 const KEY = "sk-upstream-93b1d7c2e5";
 
@@ -42,7 +43,7 @@ interface Harness {
 }
 
 async function upstream(script?: FakeScript): Promise<Harness> {
-  const fake = await startFakeOpenAI({ script, apiKey: KEY });
+  const fake = await startFakeOpenAI(script ? { script, apiKey: KEY } : { apiKey: KEY });
   const client = createProviderClient({
     baseUrl: fake.url,
     apiKeyVar: "UPSTREAM_KEY",
@@ -104,7 +105,7 @@ describe("chat dialect pieces", () => {
     for (const ch of text) events.push(...s.push(new TextEncoder().encode(ch)));
     events.push(...s.end());
     assert.deepEqual(events.map((e) => e.data), ['{"a":1}', null, "x\ny", "[DONE]"]);
-    assert.equal(events[1].raw, ": keepalive");
+    assert.equal(at(events, 1).raw, ": keepalive");
   });
 
   it("ChatStreamAccumulator joins content, reasoning and tool-call argument deltas", () => {
@@ -323,7 +324,7 @@ describe("interception server", () => {
       assert.equal(res.status, 200);
       const json = await res.json();
       assert.equal(json.choices[0].message.content, "ping");
-      const seen = h.fake.requests[0];
+      const seen = at(h.fake.requests, 0);
       assert.equal(seen.body.model, "run-model");
       assert.equal(seen.body.temperature, 0.3);
       assert.equal(seen.body.max_tokens, 64);
@@ -333,13 +334,13 @@ describe("interception server", () => {
       assert.equal(seen.headers["authorization"], `Bearer ${KEY}`);
       assert.equal(seen.headers["openai-beta"], "feature=1");
       assert.ok(!JSON.stringify(seen.headers).includes(session.secret));
-      assert.deepEqual(trace.calls[0].sampling, {
+      assert.deepEqual(at(trace.calls, 0).sampling, {
         temperature: 0.3,
         max_tokens: 64,
         top_p: 0.5,
         top_k: 5,
       });
-      assert.equal(trace.calls[0].model, "run-model");
+      assert.equal(at(trace.calls, 0).model, "run-model");
     } finally {
       await h.close();
     }
@@ -366,7 +367,7 @@ describe("interception server", () => {
       assert.equal(res.status, 200);
       await res.json();
       assert.equal(trace.calls.length, 1);
-      const call = trace.calls[0];
+      const call = at(trace.calls, 0);
       assert.equal(call.node, 2);
       assert.equal(call.endpoint, "/chat/completions");
       assert.equal(call.finish_reason, "stop");
@@ -383,8 +384,8 @@ describe("interception server", () => {
       assert.ok(call.time.end! > call.time.start!);
       assert.ok(call.time.start! > 1.6e9 && call.time.start! < 1e11, "epoch seconds");
       assert.ok(session.modelSeconds > 0);
-      assert.equal(trace.nodes[2].sampled, true);
-      assert.deepEqual(trace.nodes[2].message, {
+      assert.equal(at(trace.nodes, 2).sampled, true);
+      assert.deepEqual(at(trace.nodes, 2).message, {
         role: "assistant",
         content: "four",
         reasoning_content: "2+2",
@@ -425,12 +426,12 @@ describe("interception server", () => {
         { role: "user", content: "say hi" },
       ];
       const first = await openai.chat.completions.create({ model: "x", messages, tools });
-      const toolCall = first.choices[0].message.tool_calls![0];
+      const toolCall = at(at(first.choices, 0).message.tool_calls ?? [], 0);
       assert.equal(toolCall.type, "function");
-      messages.push(first.choices[0].message);
+      messages.push(at(first.choices, 0).message);
       messages.push({ role: "tool", tool_call_id: toolCall.id, content: "hi [ok]" });
       const second = await openai.chat.completions.create({ model: "x", messages, tools });
-      assert.equal(second.choices[0].message.content, "got hi [ok]");
+      assert.equal(at(second.choices, 0).message.content, "got hi [ok]");
 
       assert.deepEqual(trace.nodes.map((n) => n.message.role), [
         "system",
@@ -441,7 +442,7 @@ describe("interception server", () => {
       ]);
       assert.deepEqual(trace.nodes.map((n) => n.parent), [null, 0, 1, 2, 3]);
       assert.deepEqual(trace.nodes.map((n) => n.sampled), [false, false, true, false, true]);
-      assert.deepEqual(trace.nodes[2].message, {
+      assert.deepEqual(at(trace.nodes, 2).message, {
         role: "assistant",
         content: null,
         tool_calls: [{ id: "call_a", name: "echo_back", arguments: '{"message":"hi"}' }],
@@ -454,7 +455,7 @@ describe("interception server", () => {
       assert.deepEqual(trace.tools, [{
         name: "echo_back",
         description: "Echo a message",
-        parameters: tools[0].function.parameters,
+        parameters: at(tools, 0).function.parameters,
         strict: true,
       }]);
     } finally {
@@ -590,10 +591,10 @@ describe("interception server", () => {
       assert.ok(session.providerError instanceof ProviderError);
       assert.equal(session.providerError?.statusCode, 500);
       assert.equal(trace.calls.length, 1);
-      assert.equal(trace.calls[0].node, null);
-      assert.equal(trace.calls[0].error?.type, "ProviderError");
-      assert.equal(trace.calls[0].error?.status_code, 500);
-      assert.match(trace.calls[0].error?.message ?? "", /the model fell over/);
+      assert.equal(at(trace.calls, 0).node, null);
+      assert.equal(at(trace.calls, 0).error?.type, "ProviderError");
+      assert.equal(at(trace.calls, 0).error?.status_code, 500);
+      assert.match(at(trace.calls, 0).error?.message ?? "", /the model fell over/);
       assert.equal(trace.nodes.length, 0);
       assert.equal(trace.stop_condition, null);
     } finally {
@@ -621,7 +622,7 @@ describe("interception server", () => {
       assert.equal(trace.stop_condition, "context_length");
       assert.equal(session.providerError, null);
       assert.equal(trace.calls.length, 1);
-      assert.equal(trace.calls[0].node, null);
+      assert.equal(at(trace.calls, 0).node, null);
     } finally {
       await h.close();
     }
@@ -674,17 +675,17 @@ describe("interception server", () => {
       assert.equal(program.result().message.content, "alpha beta gamma");
 
       // Upstream was asked for usage; the trace has it and the reassembled message.
-      assert.deepEqual(h.fake.requests[0].body.stream_options, { include_usage: true });
-      assert.deepEqual(trace.nodes[1].message, {
+      assert.deepEqual(at(h.fake.requests, 0).body.stream_options, { include_usage: true });
+      assert.deepEqual(at(trace.nodes, 1).message, {
         role: "assistant",
         content: "alpha beta gamma",
         reasoning_content: "hmm ok",
         tool_calls: [{ id: "call_s", name: "look", arguments: '{"q":"x","n":2}' }],
       });
-      assert.equal(trace.calls[0].usage?.prompt_tokens, 11);
-      assert.equal(trace.calls[0].usage?.completion_tokens, 7);
-      assert.equal(trace.calls[0].finish_reason, "tool_calls");
-      assert.equal(trace.calls[0].node, 1);
+      assert.equal(at(trace.calls, 0).usage?.prompt_tokens, 11);
+      assert.equal(at(trace.calls, 0).usage?.completion_tokens, 7);
+      assert.equal(at(trace.calls, 0).finish_reason, "tool_calls");
+      assert.equal(at(trace.calls, 0).node, 1);
     } finally {
       release();
       await h.close();
@@ -787,7 +788,7 @@ describe("interception server", () => {
         model: "whatever",
         messages: [{ role: "user", content: "one" }],
       });
-      assert.equal(plain.choices[0].message.content, "echo: one");
+      assert.equal(at(plain.choices, 0).message.content, "echo: one");
       assert.equal(plain.model, "run-model");
 
       const stream = await openai.chat.completions.create({
@@ -835,7 +836,9 @@ describe("interception server", () => {
       assert.equal(session.providerError?.statusCode, 503);
       assert.ok(!session.providerError!.message.includes(KEY));
       assert.equal(trace.calls.length, 1);
-      assert.ok(trace.calls[0].error && !JSON.stringify(trace.calls[0].error).includes(KEY));
+      assert.ok(
+        at(trace.calls, 0).error && !JSON.stringify(at(trace.calls, 0).error).includes(KEY),
+      );
     } finally {
       client.close();
     }
@@ -860,7 +863,7 @@ describe("interception server", () => {
       await received;
       session.close();
       assert.equal(trace.calls.length, 1);
-      assert.deepEqual(trace.calls[0].error, {
+      assert.deepEqual(at(trace.calls, 0).error, {
         type: "CancelledError",
         message: "rollout session closed",
         status_code: null,

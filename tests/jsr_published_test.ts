@@ -16,6 +16,7 @@ import { ROOT, runProgram, type RunResult, TOOL_BIN } from "./_plugin_package.ts
 import { publishDependencies, runtimeDependencies } from "./_jsr.ts";
 import { type JsrRegistry, startJsrRegistry } from "./fakes/jsr_registry.ts";
 import { type NpmRegistry, packTarball, startNpmRegistry } from "./fakes/npm_registry.ts";
+import { at } from "./_assert.ts";
 
 const LONG = { timeout: 300_000 };
 const PKG = "@verifiers/verifiers-ts";
@@ -64,7 +65,7 @@ console.log("episodes " + n + " reward " + summary.reward.mean);
 function onlyRun(outDir: string): string {
   const runs = readdirSync(outDir);
   assert.equal(runs.length, 1, `one run directory in ${outDir}: ${runs.join(", ")}`);
-  return join(outDir, runs[0]);
+  return join(outDir, at(runs, 0));
 }
 
 function traceCount(runDir: string): number {
@@ -160,11 +161,15 @@ describe("published to JSR, run with deno run jsr:", () => {
       if (!path.endsWith(".ts") || path === "/lib/cli/init_templates.ts") continue;
       const text = new TextDecoder().decode(bytes);
       for (const m of text.matchAll(/^(?:import|export)\b[^;]*?\bfrom "([^"]+)"/gms)) {
-        const spec = m[1];
+        const spec = m[1]!; // the regex's required group
         if (/^(\.\.?\/|node:)/.test(spec)) continue;
         const npmSpec = /^npm:\/?((?:@[^/]+\/)?[^/@]+)@([^/]+)/.exec(spec);
         assert.ok(npmSpec, `${path}: import "${spec}" is neither relative, node: nor npm:`);
-        assert.equal(npmSpec[2], deps[npmSpec[1]], `${path}: ${spec} pins package.json's version`);
+        assert.equal(
+          at(npmSpec, 2),
+          deps[at(npmSpec, 1)],
+          `${path}: ${spec} pins package.json's version`,
+        );
         npmImports++;
       }
     }

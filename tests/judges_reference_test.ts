@@ -29,6 +29,7 @@ import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { ConfigError, InputError, TaskError } from "../kit/errors.ts";
 import { loadPlugin } from "../lib/plugins/load.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
+import { at } from "./_assert.ts";
 
 const RUBRIC = join(import.meta.dirname!, "fixtures", "judges", "rubric.toml");
 
@@ -149,7 +150,8 @@ describe("judge config", () => {
         { id: "rubric", path: RUBRIC, name: "quality" },
       ]),
     ]);
-    const [ref, rub] = config.env.taskset.task.judges;
+    const ref = at(config.env.taskset.task.judges, 0);
+    const rub = at(config.env.taskset.task.judges, 1);
     assert.deepEqual(plugins.judges.map((p) => p.id), ["reference", "rubric"]);
     assert.equal(ref.answer_field, "gold");
     assert.equal(ref.view, "last_reply");
@@ -257,7 +259,7 @@ describe("reference judge against a fake judge model", () => {
     const trace = qaTrace();
     assert.equal(await score({}, trace), 1);
     assert.equal(fake.requests.length, n + 1);
-    const req = fake.requests[n];
+    const req = at(fake.requests, n);
     assert.equal(req.body.model, "run-model");
     assert.equal(req.body.messages.length, 1);
     assert.equal(req.body.messages[0].role, "user");
@@ -267,13 +269,13 @@ describe("reference judge against a fake judge model", () => {
     assert.ok(prompt.endsWith('Respond either "yes" or "no" only.\n'), prompt);
     const records = trace.info.judge as Record<string, unknown>[];
     assert.equal(records.length, 1);
-    assert.equal(records[0].judge, "reference");
-    assert.equal(records[0].model, "run-model");
-    assert.equal(records[0].text, "yes");
-    assert.equal(records[0].parsed, 1);
-    assert.ok((records[0].usage as { prompt_tokens: number }).prompt_tokens > 0);
+    assert.equal(at(records, 0).judge, "reference");
+    assert.equal(at(records, 0).model, "run-model");
+    assert.equal(at(records, 0).text, "yes");
+    assert.equal(at(records, 0).parsed, 1);
+    assert.ok((at(records, 0).usage as { prompt_tokens: number }).prompt_tokens > 0);
     assert.equal(trace.extra_usage.length, 1);
-    assert.equal(trace.extra_usage[0].source, "judge:reference");
+    assert.equal(at(trace.extra_usage, 0).source, "judge:reference");
   });
 
   it("scores a wrong answer 0", async () => {
@@ -358,7 +360,7 @@ describe("reference judge against a fake judge model", () => {
     await assert.rejects(score({ choices: ["A", "B"] }, trace), /no A\/B verdict/);
     const records = trace.info.judge as Record<string, unknown>[];
     assert.equal(records.length, 1, "the billed call is recorded");
-    assert.equal(records[0].parsed, null);
+    assert.equal(at(records, 0).parsed, null);
     assert.equal(trace.extra_usage.length, 1);
     script = yesIfParis;
   });
@@ -381,12 +383,12 @@ describe("reference judge against a fake judge model", () => {
       1,
     );
     assert.equal(other.requests.length, n + 1);
-    const req = other.requests[n];
+    const req = at(other.requests, n);
     assert.equal(req.body.model, "judge-model");
     assert.equal(req.body.temperature, 0);
     assert.equal(req.headers["x-judge"], "1");
     assert.equal(req.headers.authorization, `Bearer ${JUDGE_KEY}`, "the run's key variable");
-    assert.equal((trace.info.judge as { model: string }[])[0].model, "judge-model");
+    assert.equal(at(trace.info.judge as { model: string }[], 0).model, "judge-model");
   });
 
   it("refuses to judge with the oracle model", async () => {
@@ -421,8 +423,11 @@ describe("reference judge against a fake judge model", () => {
     });
     assert.deepEqual(trace.rewards, { reference: null });
     assert.equal(trace.errors.length, 1);
-    assert.equal(trace.errors[0].type, "TaskError");
-    assert.match(trace.errors[0].message, /^judge 'reference': judge returned no yes\/no verdict/);
+    assert.equal(at(trace.errors, 0).type, "TaskError");
+    assert.match(
+      at(trace.errors, 0).message,
+      /^judge 'reference': judge returned no yes\/no verdict/,
+    );
     assert.equal((trace.info.judge as unknown[]).length, 1);
     script = yesIfParis;
   });

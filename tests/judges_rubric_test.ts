@@ -28,6 +28,7 @@ import reference from "../plugins/judges/reference/mod.ts";
 import { InputError, TaskError } from "../kit/errors.ts";
 import { type NamedReward, scoreTrace } from "../lib/rollout/scoring.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
+import { at } from "./_assert.ts";
 
 const RUBRIC = join(import.meta.dirname!, "fixtures", "judges", "rubric.toml");
 const RUBRIC_TOML = readFileSync(RUBRIC, "utf8");
@@ -193,7 +194,7 @@ describe("rubric judge against a fake judge model", () => {
       metrics: { "rubric/mentions_paris": 1, "rubric/is_polite": 0 },
     });
     assert.equal(fake.requests.length, n + 1);
-    const prompt = promptOf(fake.requests[n].body);
+    const prompt = promptOf(at(fake.requests, n).body);
     assert.ok(
       prompt.includes(
         "- mentions_paris: The response mentions Paris. (answer one of, worst to best: no, yes)\n" +
@@ -202,10 +203,10 @@ describe("rubric judge against a fake judge model", () => {
       prompt,
     );
     assert.ok(prompt.includes('{"verdicts": [{"name": "<criterion name>"'), "the JSON suffix");
-    assert.equal(fake.requests[n].body.response_format, undefined);
+    assert.equal(at(fake.requests, n).body.response_format, undefined);
     const records = trace.info.judge as { parsed: { verdicts: unknown[] } }[];
     assert.equal(records.length, 1);
-    assert.equal(records[0].parsed.verdicts.length, 2);
+    assert.equal(at(records, 0).parsed.verdicts.length, 2);
   });
 
   it("grades the whole transcript by default, never the reasoning", async () => {
@@ -349,7 +350,7 @@ describe("rubric judge against a fake judge model", () => {
       trace,
     );
     assert.equal((result as { reward: number }).reward, 0.75);
-    const body = fake.requests[n].body;
+    const body = at(fake.requests, n).body;
     assert.deepEqual(body.response_format, VERDICTS_RESPONSE_FORMAT);
     assert.ok(!promptOf(body).includes('"verdicts"'), "no JSON suffix");
     script = () => "";
@@ -398,9 +399,9 @@ describe("rubric judge against a fake judge model", () => {
     });
     assert.deepEqual(trace.rewards, { rubric: null });
     assert.deepEqual(trace.metrics, {});
-    assert.equal(trace.errors[0].type, "TaskError");
+    assert.equal(at(trace.errors, 0).type, "TaskError");
     assert.match(
-      trace.errors[0].message,
+      at(trace.errors, 0).message,
       /^judge 'rubric': judge returned no verdicts JSON object/,
     );
   });

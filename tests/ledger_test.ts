@@ -31,6 +31,7 @@ import {
   secondsToMinutesCeil,
   truncSeconds,
 } from "../kit/runtime/remote_config.ts";
+import { at } from "./_assert.ts";
 
 const LIB = join(import.meta.dirname!, "..", "kit", "runtime");
 
@@ -49,7 +50,7 @@ function runChild(code: string, env: Record<string, string>): Promise<string> {
   writeFileSync(file, code);
   const argv = runtimeName() === "deno" ? [execPath(), "run", "-A", file] : [execPath(), file];
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), {
+    const child = spawn(at(argv, 0), argv.slice(1), {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -210,7 +211,7 @@ console.log(JSON.stringify(slots));`;
     const slots = outs.flatMap((o) => JSON.parse(o) as number[]).sort((x, y) => x - y);
     assert.equal(slots.length, 30);
     for (let i = 1; i < slots.length; i++) {
-      assert.ok(slots[i] - slots[i - 1] >= 1000, `slots ${i - 1} and ${i} collide`);
+      assert.ok(at(slots, i) - at(slots, i - 1) >= 1000, `slots ${i - 1} and ${i} collide`);
     }
   });
 

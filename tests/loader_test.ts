@@ -50,7 +50,9 @@ describe("loadPlugin() built-ins", () => {
 
   it("prefers a built-in over an installed package of the same normalized name", async () => {
     const root = mkdtempSync(join(tmpdir(), "vf-pkg-"));
-    for (const [name, id] of [["echo", "impostor-echo"], ["ext-set", "ext-set"]]) {
+    for (
+      const [name, id] of <[string, string][]> [["echo", "impostor-echo"], ["ext-set", "ext-set"]]
+    ) {
       mkdirSync(join(root, "node_modules", name), { recursive: true });
       writeFileSync(
         join(root, "node_modules", name, "package.json"),

@@ -19,6 +19,7 @@ import matchJudge, { matchJudgeConfig } from "../plugins/judges/match/mod.ts";
 import { traceWithMessages, traceWithReply } from "./_trace_helpers.ts";
 import { judgeEntry } from "./fixtures/judges/judge_helpers.ts";
 import { runPython } from "./_python.ts";
+import { at } from "./_assert.ts";
 
 function randomText(rand: () => number, n: number, alphabet: string): string {
   const chars = Array.from(alphabet);
@@ -64,8 +65,12 @@ describe("SequenceMatcher", () => {
     assert.equal(py.length, pairs.length);
     pairs.forEach(([a, b], i) => {
       const m = new SequenceMatcher(a, b);
-      assert.equal(m.ratio(), py[i][0], `pair ${i}`);
-      assert.deepEqual(m.getMatchingBlocks().map((x) => [x.a, x.b, x.size]), py[i][1], `pair ${i}`);
+      assert.equal(m.ratio(), at(py, i)[0], `pair ${i}`);
+      assert.deepEqual(
+        m.getMatchingBlocks().map((x) => [x.a, x.b, x.size]),
+        at(py, i)[1],
+        `pair ${i}`,
+      );
     });
   });
 

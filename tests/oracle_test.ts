@@ -17,6 +17,7 @@ import { type OracleServer, startOracleServer } from "../lib/model/oracle.ts";
 import bashHarness from "../plugins/harnesses/bash/mod.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
 import { harnessConfig } from "./_trace_helpers.ts";
+import { at } from "./_assert.ts";
 
 let oracle: OracleServer;
 before(async () => {
@@ -264,7 +265,7 @@ describe("oracle server", () => {
       });
       assert.deepEqual(result, { exitCode: 0, stdout: "7", stderr: "" });
       assert.equal(seen.length, 3);
-      const last = JSON.parse(seen[2]).messages;
+      const last = JSON.parse(at(seen, 2)).messages;
       assert.equal(last[last.length - 1].content, "7\n");
       assert.equal(await readFile(join(dir, "answer.txt"), "utf8"), "7\n");
     } finally {
@@ -286,7 +287,7 @@ function shellRuntime(dir: string): Runtime {
     start: () => Promise.resolve(),
     run: (argv) =>
       new Promise((resolve) => {
-        execFile(argv[0], argv.slice(1), { cwd: dir }, (err, stdout, stderr) => {
+        execFile(at(argv, 0), argv.slice(1), { cwd: dir }, (err, stdout, stderr) => {
           const code = (err as { code?: unknown } | null)?.code;
           resolve({ exitCode: typeof code === "number" ? code : 0, stdout, stderr });
         });

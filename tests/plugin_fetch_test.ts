@@ -31,6 +31,7 @@ import { pickVersion } from "../lib/plugins/fetch/registry.ts";
 import { fetchPlugin } from "../lib/plugins/fetch/resolve.ts";
 import { foreignImports, packageEntry } from "../lib/plugins/fetch/entry.ts";
 import { type NpmRegistry, packTarball, startNpmRegistry } from "./fakes/npm_registry.ts";
+import { at } from "./_assert.ts";
 
 const noEnv = () => undefined;
 
@@ -188,7 +189,8 @@ describe("tar reader and package extraction", () => {
     assert.deepEqual(extractPackage(tgz, join(dir, "pkg")), ["ok.js"]);
     assert.equal(existsSync(join(dir, "escape.js")), false);
     const tar = new Uint8Array(gunzipSync(packTarball({ "a.js": "a" })));
-    tar[10] ^= 0xff; // corrupt the name: the checksum no longer matches
+    tar[10] = (tar[10] ?? 0) ^ 0xff; // corrupt the name: the checksum no longer matches
+
     assert.throws(() => readTar(tar), /corrupt tar header/);
   });
 });
@@ -221,7 +223,7 @@ describe("registry settings (.npmrc and environment)", () => {
     assert.equal(registryFor(fromFile, "@acme/set"), "http://acme.example/");
     assert.equal(registryFor(fromFile, "plain"), "http://project.example/npm/");
     assert.equal(registryFor(fromFile, "@jsr/a__b"), "http://jsr.example/");
-    assert.equal(fromFile.credentials[0].header, "Bearer secret-token");
+    assert.equal(at(fromFile.credentials, 0).header, "Bearer secret-token");
     assert.equal(fromFile.npmOverridden, true);
     const fromEnv = registrySettings({
       ...base,
@@ -592,7 +594,7 @@ describe("fetching from a JSR npm-compatible endpoint and from URLs", () => {
     const again = await fetchPlugin(url, { cwd, env: noEnv, log: (l) => notes.push(l) });
     assert.equal(again.offline, true);
     assert.equal(again.file, first.file);
-    assert.match(notes[0], /unreachable, using the cached copy/);
+    assert.match(at(notes, 0), /unreachable, using the cached copy/);
     assert.equal((await import(again.importTarget)).default.id, "once-set");
   });
 

@@ -11,6 +11,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type PrimeFake, type PrimeRequestKind, startPrimeFake } from "./fakes/prime_server.ts";
 import { PrimeClient } from "../plugins/runtimes/prime/client.ts";
+import { at } from "./_assert.ts";
 
 /** A failure injected once: an HTTP status, a disconnect before the answer, a body cut off. */
 type Failure = 408 | 500 | 501 | 502 | 503 | 504 | 524 | "disconnect" | "cut";
@@ -225,7 +226,7 @@ describe("Prime request parity table (SDK 66fb4b70)", () => {
       await row.run(client, sandbox).catch(() => {}); // sendSignal to no process rejects
       const sent = fake.requests.slice(mark).filter((r) => r.kind === row.kind);
       assert.equal(sent.length, 1, "one request when nothing fails");
-      const [req] = sent;
+      const req = at(sent, 0);
       assert.equal(req.method, row.method);
       assert.match(req.path, row.path);
       const b = row.body;
@@ -258,7 +259,7 @@ describe("Prime request parity table (SDK 66fb4b70)", () => {
         await row.run(client, sandbox).catch(() => {});
         fake.clearFaults();
         const attempts = urls.slice(before).filter((u) => {
-          const [method, path] = u.split(" ");
+          const [method, path = ""] = u.split(" ");
           return method === row.method && row.path.test(path);
         }).length;
         seen.push(`${failure}:${attempts}`);

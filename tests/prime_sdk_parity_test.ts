@@ -30,6 +30,7 @@ import {
 } from "../plugins/runtimes/prime/errors.ts";
 import { PrimeRuntime } from "../plugins/runtimes/prime/runtime.ts";
 import { StatusPoller } from "../plugins/runtimes/prime/status_poller.ts";
+import { at } from "./_assert.ts";
 
 const TIMING = {
   ...DEFAULT_CREATION_TIMING,
@@ -75,7 +76,7 @@ function countingClient(on: PrimeFake = fake) {
   const client = new PrimeClient({ baseUrl: on.url, apiKey: on.apiKey, teamId: null }, {
     backoffScale: 0.001,
     fetch: (input, init) => {
-      urls.push(input.split("?")[0]);
+      urls.push(input.split("?")[0] ?? input);
       return fetch(input, init);
     },
   });
@@ -318,7 +319,7 @@ describe("prime client: each divergence from the SDK, settled", () => {
     const id = await running(c);
     const mark = fake.requests.length;
     await c.auth(id, { force: true });
-    const [auth] = since(mark, "auth");
+    const auth = at(since(mark, "auth"), 0);
     assert.equal(auth.method, "POST");
     assert.equal(auth.bodyBytes, 0);
   });
@@ -440,7 +441,9 @@ describe("ported: test_client_retry.py", () => {
     const request = { name: "idem", docker_image: "img" };
     await teamClient.createSandbox(request);
     await teamClient.createSandbox(request);
-    const [first, second] = since(mark, "create").map((r) => r.json as Record<string, unknown>);
+    const creates = since(mark, "create").map((r) => r.json as Record<string, unknown>);
+    const first = at(creates, 0);
+    const second = at(creates, 1);
     assert.notEqual(first.idempotency_key, second.idempotency_key);
     assert.equal(first.team_id, "team-1");
     assert.equal(second.team_id, "team-1");
@@ -453,7 +456,7 @@ describe("ported: test_client_retry.py", () => {
     assert.ok((await c.auth(id, { force: true })).token);
     const auths = since(mark, "auth");
     assert.deepEqual(auths.map((r) => r.method), ["POST", "POST"]);
-    assert.match(auths[0].path, new RegExp(`/api/v1/sandbox/${id}/auth$`));
+    assert.match(at(auths, 0).path, new RegExp(`/api/v1/sandbox/${id}/auth$`));
   });
 
   it("gateway GET retries 500/502/503/504/524, gives up after 4, never on sandbox_not_found or 404", async () => {
@@ -601,10 +604,10 @@ describe("ported: test_batch_status.py", () => {
     await Promise.all([a, b].map((id) => waitForCreation(c, poller, id, TIMING)));
     const batches = since(mark, "batch");
     assert.equal(batches.length, 1);
-    assert.equal(batches[0].method, "POST");
-    assert.equal(batches[0].path, "/api/v1/sandbox/status:batchGet");
+    assert.equal(at(batches, 0).method, "POST");
+    assert.equal(at(batches, 0).path, "/api/v1/sandbox/status:batchGet");
     assert.deepEqual(
-      new Set((batches[0].json as { sandbox_ids: string[] }).sandbox_ids),
+      new Set((at(batches, 0).json as { sandbox_ids: string[] }).sandbox_ids),
       new Set([a, b]),
     );
   });

@@ -13,6 +13,7 @@ import {
 import process from "node:process";
 import type { ProviderResponse } from "../lib/model/provider_client.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
+import { at } from "./_assert.ts";
 
 const KEY = "sk-test-4f1c9e0b7a";
 
@@ -87,8 +88,8 @@ describe("createProviderClient()", () => {
       assert.equal(res.status, 200);
       if (res.kind !== "json") return;
       const json = res.json as { choices: { message: { content: string } }[] };
-      assert.equal(json.choices[0].message.content, "hello there");
-      const seen = fake.requests[before];
+      assert.equal(at(json.choices, 0).message.content, "hello there");
+      const seen = at(fake.requests, before);
       assert.equal(seen.headers["authorization"], `Bearer ${KEY}`);
       assert.equal(seen.headers["x-extra"], "yes");
       assert.equal(seen.headers["x-session-id"], "abc");
@@ -117,7 +118,7 @@ describe("createProviderClient()", () => {
     const noVar = createProviderClient({ baseUrl: plain.url });
     try {
       await noVar.chatCompletions(chatBody);
-      assert.equal(plain.requests[0].headers["authorization"], "Bearer EMPTY");
+      assert.equal(at(plain.requests, 0).headers["authorization"], "Bearer EMPTY");
     } finally {
       noVar.close();
       await plain.close();
@@ -130,7 +131,7 @@ describe("createProviderClient()", () => {
       const res = await client.chatCompletions({ ...chatBody, stream: true });
       assert.equal(res.kind, "stream");
       assert.equal(res.status, 200);
-      assert.match(res.headers["content-type"], /text\/event-stream/);
+      assert.match(res.headers["content-type"] ?? "", /text\/event-stream/);
       const body = await text(res);
       assert.match(body, /"content":"hello "/);
       assert.ok(body.trimEnd().endsWith("data: [DONE]"));

@@ -35,6 +35,7 @@ import { runEval } from "../lib/run/run_eval.ts";
 import { wireTaskData } from "../lib/rollout/new_trace.ts";
 import { episodeJson } from "../kit/trace/wire_json.ts";
 import { runCli } from "./_cli.ts";
+import { at } from "./_assert.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
@@ -60,14 +61,15 @@ function checkWithRealPython(runDir: string, okIds: string[], keys: string[], ro
   const n = lines.length;
   answers.slice(0, n).forEach((a, i) => assert.ok(a.ok, `line ${i + 1}: ${a.error}`));
   answers.slice(n, 2 * n).forEach((a, i) =>
-    assert.equal(a.key, JSON.parse(lines[i]).task.hash, `task_key(task.data) of line ${i + 1}`)
+    assert.equal(a.key, JSON.parse(at(lines, i)).task.hash, `task_key(task.data) of line ${i + 1}`)
   );
-  const config = answers[2 * n];
+  const config = at(answers, 2 * n);
   const tasksetId = JSON.parse(readFileSync(join(runDir, "configs", "eval.json"), "utf8")).env
     .taskset.id;
   if (tasksetId === "reverse-text") assert.ok(config.ok, `EvalConfig: ${config.error}`);
-  assert.equal(answers[2 * n + 1].count, n, `read_episodes: ${answers[2 * n + 1].error}`);
-  assert.deepEqual(answers[2 * n + 2].kept?.sort(), [...okIds].sort(), "Python's resume keeps");
+  const read = at(answers, 2 * n + 1);
+  assert.equal(read.count, n, `read_episodes: ${read.error}`);
+  assert.deepEqual(at(answers, 2 * n + 2).kept?.sort(), [...okIds].sort(), "Python's resume keeps");
 }
 
 function selectedKeys(episodes: Episode[]): string[] {
@@ -98,7 +100,7 @@ describe("the Python v1 schemas", () => {
 
   it("accept Python's own golden run and fail when one field is renamed", () => {
     assert.deepEqual(runDirProblems(PYTHON_GOLDEN_RUN), []);
-    const line = traceLines(PYTHON_GOLDEN_RUN)[0];
+    const line = at(traceLines(PYTHON_GOLDEN_RUN), 0);
     assert.deepEqual(episodeProblems(line), []);
     const renamedTask = JSON.parse(line);
     renamedTask.traces[0].tasks = renamedTask.traces[0].task;
@@ -198,7 +200,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
       "local",
       ...client(),
     ]);
-    const t = out.episodes[0].traces[0];
+    const t = at(at(out.episodes, 0).traces, 0);
     assert.equal(t.agent.runtime.type, "subprocess");
     assert.deepEqual(t.agent.config.runtime, { type: "subprocess" });
     assert.equal(t.task.type, "ReverseTextTask");
@@ -218,7 +220,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
   it("every model call failing: calls carry Python's Error object, and resume keeps none", async () => {
     reply = () => ({ status: 500, error: "the model fell over" });
     const out = await evalInProcess(["echo", "-n", "2", "-m", "m", ...client()]);
-    const call = out.episodes[0].traces[0].calls[0];
+    const call = at(at(at(out.episodes, 0).traces, 0).calls, 0);
     assert.equal(call.error?.type, "ProviderError");
     assert.equal(call.error?.status_code, 500);
     assert.ok(out.episodes.every((e) => !e.ok));
@@ -228,7 +230,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
   it("a provider finishing with content_filter: finish_reason null, the native reason kept aside", async () => {
     reply = () => ({ content: "I can't help with that.", finish_reason: "content_filter" });
     const out = await evalInProcess(["echo", "-n", "1", "-m", "m", ...client()]);
-    const call = out.episodes[0].traces[0].calls[0];
+    const call = at(at(at(out.episodes, 0).traces, 0).calls, 0);
     assert.equal(call.finish_reason, null);
     assert.equal(call.native_finish_reason, "content_filter");
     assertExchangeable(out);
@@ -245,7 +247,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     const episodes = traceLines(runDir).map((l) => JSON.parse(l) as Episode);
     for (const e of episodes) {
       assert.deepEqual(e.traces, []);
-      assert.equal(e.errors[0].type, "TimeoutError");
+      assert.equal(at(e.errors, 0).type, "TimeoutError");
     }
     assertExchangeable({ runDir, episodes });
   });
@@ -266,7 +268,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
       JSON.stringify([{ id: "reference" }]),
       ...client(),
     ]);
-    assert.equal(out.episodes[0].ok, false);
+    assert.equal(at(out.episodes, 0).ok, false);
     assertExchangeable(out);
   });
 
@@ -284,7 +286,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
       JSON.stringify([{ id: "reference", question_field: "prompt" }]),
       ...client(),
     ]);
-    assert.equal(out.episodes[0].ok, true);
+    assert.equal(at(out.episodes, 0).ok, true);
     assertExchangeable(out);
   });
 
@@ -402,7 +404,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
       console.log(`# skipped the real Python v1 models check: ${why}`);
       return;
     }
-    const [answer] = runRealPython([{ kind: "line_task_key", value: line }]);
+    const answer = at(runRealPython([{ kind: "line_task_key", value: line }]), 0);
     assert.equal(answer.key, taskHash(data));
     assert.ok(answer.ok);
   });

@@ -40,6 +40,7 @@ import {
   type VfHost,
 } from "./_plugin_package.ts";
 import { startVerdaccio, type Verdaccio } from "./_verdaccio.ts";
+import { at } from "./_assert.ts";
 
 const HOSTS: VfHost[] = ["deno", "bun", "binary"];
 const LONG = { timeout: 300_000 };
@@ -204,7 +205,7 @@ describe("plugins from a real npm registry (Verdaccio), on every host", () => {
           const out = join(dir, `out-${spec.includes("private") ? "scoped" : "plain"}`);
           const r = await vf(host, ["eval", spec, "-m", "oracle", "--dry-run", "-o", out], dir);
           assert.equal(r.code, 0, r.stderr);
-          assert.match(readdirSync(out)[0], /^acme-tasks--oracle--null--[0-9a-f]{8}$/);
+          assert.match(at(readdirSync(out), 0), /^acme-tasks--oracle--null--[0-9a-f]{8}$/);
           assert.doesNotMatch(r.stdout + r.stderr, new RegExp(reg.token));
         }
         const jsr = await show(host, "jsr:@acme/jsr-tasks@^1", dir);
@@ -281,7 +282,7 @@ describe("plugins from a real npm registry (Verdaccio), on every host", () => {
           frozen.stderr,
           /failed verification \(index\.js was modified\); re-extracted acme-tasks/,
         );
-        const runDir = join(locked, "out2", readdirSync(join(locked, "out2"))[0]);
+        const runDir = join(locked, "out2", at(readdirSync(join(locked, "out2")), 0));
         const trace = readFileSync(join(runDir, "traces.jsonl"), "utf8");
         assert.match(trace, /PROMPT-1\.0\.0/);
         assert.doesNotMatch(trace, /TAMPERED/);

@@ -8,6 +8,7 @@ import { evalInProcess } from "./_eval.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { initialMessages, retryDelayMs } from "../lib/rollout/rollout.ts";
 import { TaskError } from "../kit/errors.ts";
+import { at } from "./_assert.ts";
 
 type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
 
@@ -45,10 +46,10 @@ describe("rollout lifecycle", () => {
       ...client(),
       ...sleeper,
     ]);
-    const t1 = byTask.episodes[0].traces[0];
+    const t1 = at(at(byTask.episodes, 0).traces, 0);
     assert.equal(t1.ok, false);
-    assert.equal(t1.errors[0].type, "HarnessError");
-    assert.equal(t1.errors[0].message, "agent timeout: rollout exceeded its 0.3s budget");
+    assert.equal(at(t1.errors, 0).type, "HarnessError");
+    assert.equal(at(t1.errors, 0).message, "agent timeout: rollout exceeded its 0.3s budget");
     const byAgent = await evalInProcess([
       "jsonl",
       "--env.taskset.path",
@@ -61,10 +62,10 @@ describe("rollout lifecycle", () => {
       "0.5",
     ]);
     assert.equal(
-      byAgent.episodes[0].traces[0].errors[0].message,
+      at(at(at(byAgent.episodes, 0).traces, 0).errors, 0).message,
       "agent timeout: rollout exceeded its 0.5s budget",
     );
-    const span = byAgent.episodes[0].traces[0].timing.agent;
+    const span = at(at(byAgent.episodes, 0).traces, 0).timing.agent;
     assert.ok(span.end! - span.start! < 4, "the program was not cut at the budget");
   });
 
@@ -89,7 +90,7 @@ describe("rollout lifecycle", () => {
       "--env.taskset.task.judges",
       '[{"id":"match"}]',
     ]);
-    const t = episodes[0].traces[0];
+    const t = at(at(episodes, 0).traces, 0);
     assert.equal(t.info.attempts, 2);
     assert.deepEqual(t.errors.map((e) => [e.type, e.status_code]), [["ProviderError", 500]]);
     assert.equal(t.rewards.match?.score, 1);
@@ -113,7 +114,7 @@ describe("rollout lifecycle", () => {
       "--env.agent.retries.exclude",
       "ProviderError",
     ]);
-    const t = episodes[0].traces[0];
+    const t = at(at(episodes, 0).traces, 0);
     assert.equal(t.errors.length, 1);
     assert.equal(t.info.attempts, undefined);
     assert.ok(fake.requests.length - before <= 3, "the harness's own retries only");
@@ -123,9 +124,9 @@ describe("rollout lifecycle", () => {
     const before = fake.requests.length;
     const promptless = join(import.meta.dirname!, "fixtures", "plugins", "promptless_taskset.ts");
     const { episodes } = await evalInProcess([promptless, "-m", "m", ...client()]);
-    const t = episodes[0].traces[0];
-    assert.equal(t.errors[0].type, "TaskError");
-    assert.match(t.errors[0].message, /no prompt/);
+    const t = at(at(episodes, 0).traces, 0);
+    assert.equal(at(t.errors, 0).type, "TaskError");
+    assert.match(at(t.errors, 0).message, /no prompt/);
     assert.equal(t.stop_condition, "error");
     assert.equal(fake.requests.length, before);
   });

@@ -11,6 +11,7 @@ import {
   richLines,
 } from "../lib/run/display.ts";
 import { exceedsThreshold, renderSummary, type RunSummary } from "../lib/run/summary.ts";
+import { at } from "./_assert.ts";
 
 function snap(over: Partial<ProgressSnapshot> = {}): ProgressSnapshot {
   return {
@@ -75,9 +76,9 @@ describe("display modes", () => {
       80,
     );
     assert.equal(lines.length, 3);
-    assert.match(lines[0], /^█+░+ 50\/200 25\.0%/);
-    assert.match(lines[1], /^reward 0\.750 \(0\.600\) · err 0\.040 · 8 in flight$/);
-    assert.match(lines[2], /^ {2}HarnessError ×2 harness 'x' exited 1: y+…$/);
+    assert.match(at(lines, 0), /^█+░+ 50\/200 25\.0%/);
+    assert.match(at(lines, 1), /^reward 0\.750 \(0\.600\) · err 0\.040 · 8 in flight$/);
+    assert.match(at(lines, 2), /^ {2}HarnessError ×2 harness 'x' exited 1: y+…$/);
     for (const l of lines) assert.ok([...l].length <= 80, l);
     const colored = richLines(snap({ erroredEpisodes: 1 }), true, 80).join("\n");
     assert.ok(colored.includes("\x1b[31m0.020\x1b[0m"), "the error fraction in red");

@@ -9,6 +9,7 @@ import { RuntimeTracker } from "../lib/run/runtime_tracker.ts";
 import { episodesOf, FAST, fastArgs, prepare, run, tmp } from "./_run.ts";
 import { memRuntime } from "./fixtures/run/fast_plugins.ts";
 import { startFakeOpenAI } from "./fakes/openai_server.ts";
+import { at } from "./_assert.ts";
 
 type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
 
@@ -62,9 +63,9 @@ describe("episodes: env retries and the episode timeout", () => {
     for (const ep of eps) {
       assert.equal(ep.ok, true, JSON.stringify(ep.errors));
       assert.equal(ep.traces.length, 1);
-      assert.equal(ep.traces[0].ok, true);
+      assert.equal(at(ep.traces, 0).ok, true);
       assert.deepEqual(ep.errors.map((e) => e.type), ["ProviderError"]);
-      assert.match(ep.errors[0].message, /first try of task \d/);
+      assert.match(at(ep.errors, 0).message, /first try of task \d/);
     }
     assert.equal(summary.error_fraction, 0);
     assert.equal(summary.errors_by_type.ProviderError, 3);
@@ -73,7 +74,7 @@ describe("episodes: env retries and the episode timeout", () => {
   it("does not retry without env.retries, nor an excluded error type", async () => {
     seen.clear();
     const plain = await run(modelArgs(fake, 2, ["-o", "b"]), tmp());
-    assert.ok(episodesOf(plain.runDir).every((e) => !e.ok && e.traces[0].errors.length === 1));
+    assert.ok(episodesOf(plain.runDir).every((e) => !e.ok && at(e.traces, 0).errors.length === 1));
     seen.clear();
     const excluded = await run(
       modelArgs(fake, 2, [

@@ -11,6 +11,7 @@ import { FAST, tmp, traceLines, waitFor } from "./_run.ts";
 import { missingKeyWarning } from "../lib/config/key_warning.ts";
 import type { EvalConfig } from "../lib/config/eval_config.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
+import { at } from "./_assert.ts";
 
 /** A loopback port nothing listens on (taken from the OS, then released). */
 async function closedPort(): Promise<number> {
@@ -46,13 +47,11 @@ function evalArgs(baseUrl: string, count: number, extra: string[] = [], harness 
 async function bothModes(
   args: string[],
   env: Record<string, string>,
-): Promise<{ plain: CliResult; json: CliResult; dirs: string[] }> {
-  const dirs = [tmp("vf-report-"), tmp("vf-report-")];
-  const [plain, json] = await Promise.all(
-    (["plain", "json"] as const).map((mode, i) =>
-      runCli([...args, "--display", mode, "-o", dirs[i]], { env, cwd: dirs[i] })
-    ),
-  );
+): Promise<{ plain: CliResult; json: CliResult; dirs: [string, string] }> {
+  const dirs: [string, string] = [tmp("vf-report-"), tmp("vf-report-")];
+  const run = (mode: string, dir: string) =>
+    runCli([...args, "--display", mode, "-o", dir], { env, cwd: dir });
+  const [plain, json] = await Promise.all([run("plain", dirs[0]), run("json", dirs[1])]);
   return { plain, json, dirs };
 }
 
@@ -61,7 +60,7 @@ function assertReport(r: CliResult, dir: string, cause: RegExp, what: string) {
   assert.equal(r.code, 3, `${what}: exit ${r.code}\n${r.stderr}`);
   assert.match(r.stderr, /every episode errored \(exit 3/, what);
   assert.match(r.stderr, cause, `${what}: cause missing from:\n${r.stderr}`);
-  const [run] = readdirSync(dir).filter((f) => f !== "cache" && !f.startsWith("."));
+  const run = at(readdirSync(dir).filter((f) => f !== "cache" && !f.startsWith(".")), 0);
   // the run folder is shown relative to the working directory (the output dir here)
   const log = join(run, "logs", "latest", "eval.log");
   assert.ok(r.stderr.includes(`full log: ${log}`), `${what}: no log path in:\n${r.stderr}`);
@@ -239,7 +238,7 @@ describe("Ctrl-C in the live view", () => {
     assert.ok(notice >= 0, `the stopping notice was erased:\n${screen.join("\n")}`);
     const frames = screen.filter((l) => /^\S*[█░]+ \d+\/40 /.test(l));
     assert.equal(frames.length, 1, `stale progress lines:\n${screen.join("\n")}`);
-    assert.ok(screen.indexOf(frames[0]) > notice, "the final frame comes after the notice");
+    assert.ok(screen.indexOf(at(frames, 0)) > notice, "the final frame comes after the notice");
     assert.equal(screen.filter((l) => /^reward /.test(l)).length, 1, screen.join("\n"));
     assert.match(screen.join("\n"), /^stopped — resume with: vf eval --resume outputs\/live$/m);
     rmSync(cwd, { recursive: true, force: true });

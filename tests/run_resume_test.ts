@@ -30,6 +30,7 @@ import {
   waitFor,
 } from "./_run.ts";
 import { startFakeOpenAI } from "./fakes/openai_server.ts";
+import { at } from "./_assert.ts";
 
 const evalJson = (runDir: string) => join(runDir, "configs", "eval.json");
 
@@ -71,7 +72,7 @@ describe("resume", () => {
     assert.equal(result.summary.counts.kept, 11);
     assert.equal(result.summary.counts.episodes, 12);
     assert.equal(result.summary.counts.expected, 12);
-    const rewards = episodesOf(runDir).map((e) => traceReward(e.traces[0]));
+    const rewards = episodesOf(runDir).map((e) => traceReward(at(e.traces, 0)));
     assert.equal(result.summary.reward.mean, rewards.reduce((a, b) => a + b, 0) / 12);
     const summaryFile = JSON.parse(readFileSync(join(runDir, "summary.json"), "utf8"));
     assert.equal(summaryFile.counts.episodes, 12);
@@ -84,9 +85,10 @@ describe("resume", () => {
     const { runDir } = await fastRun(cwd, 4, 3);
     const eps = episodesOf(runDir);
     const lines = traceLines(runDir);
-    const errored = { ...eps[0], ok: false, id: "errored" };
-    const foreign = { ...eps[1], id: "foreign", task: { ...eps[1].task, data: { prompt: "x" } } };
-    const other = eps.find((e) => e.task.hash !== eps[0].task.hash)!;
+    const errored = { ...at(eps, 0), ok: false, id: "errored" };
+    const second = at(eps, 1);
+    const foreign = { ...second, id: "foreign", task: { ...second.task, data: { prompt: "x" } } };
+    const other = eps.find((e) => e.task.hash !== at(eps, 0).task.hash)!;
     const surplus = { ...other, id: "surplus" }; // its task's quota is full already
     const kept = lines.slice(1); // the first line is replaced by its errored copy
     writeFileSync(

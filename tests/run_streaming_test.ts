@@ -7,6 +7,7 @@ import type { RunStats } from "../lib/run/run_eval.ts";
 import { newPoolStats, runPool } from "../lib/run/scheduler.ts";
 import { fastArgs, run, tmp } from "./_run.ts";
 import { generated } from "./fixtures/run/fast_plugins.ts";
+import { at } from "./_assert.ts";
 
 /**
  * Counts the newline-terminated lines of a file without decoding it (it is large), and
@@ -44,7 +45,7 @@ function scanLines(path: string): { count: number; first: string; last: string }
   const text = decoder.decode(tail);
   assert.ok(text.endsWith("\n"), "the file ends with a newline");
   const lines = text.slice(0, -1).split("\n");
-  return { count, first, last: lines[lines.length - 1] };
+  return { count, first, last: at(lines, -1) };
 }
 
 describe("streaming scheduler", () => {

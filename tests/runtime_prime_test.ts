@@ -25,6 +25,7 @@ import {
 import primePlugin, { stopPrimeSandboxById } from "../plugins/runtimes/prime/mod.ts";
 import { PrimeRuntime, type PrimeRuntimeOptions } from "../plugins/runtimes/prime/runtime.ts";
 import { loadPrimeSettings, normalizeBaseUrl } from "../plugins/runtimes/prime/settings.ts";
+import { at } from "./_assert.ts";
 
 const FAST: Omit<PrimeRuntimeOptions, "settings"> = {
   creation: { baseDelayMs: 10, maxDelayMs: 40, imageBuildPollMs: 20, budgetMs: 20_000 },
@@ -177,7 +178,7 @@ describe("prime create request", () => {
     const rt = makeRuntime({ timeout: 121, idle_timeout: 61, labels: ["x"], vm: false });
     await rt.start();
     await rt.stopConfirmed();
-    const [create] = since(mark, "create");
+    const create = at(since(mark, "create"), 0);
     const body = create.json as Record<string, unknown>;
     assert.equal(body.timeout_minutes, 3);
     assert.equal(body.idle_timeout_minutes, 2);
@@ -192,7 +193,7 @@ describe("prime create request", () => {
     const rt = makeRuntime({ timeout: 121, idle_timeout: 61, vm: true });
     await rt.start();
     await rt.stopConfirmed();
-    const body = since(mark, "create")[0].json as Record<string, unknown>;
+    const body = at(since(mark, "create"), 0).json as Record<string, unknown>;
     assert.equal("idle_timeout_minutes" in body, false);
     assert.equal(body.vm, true);
   });
@@ -690,7 +691,7 @@ describe("prime jobs, uploads and the Connect session", () => {
       assert.deepEqual(r, { exitCode: 4, stdout: "from-the-job\n", stderr: "" });
       const launches = since(mark, "exec");
       assert.equal(launches.length, 1, "the job was started once");
-      const polls = since(mark, "read-file").filter((q) => q.query.path.endsWith("/exit"));
+      const polls = since(mark, "read-file").filter((q) => (q.query.path ?? "").endsWith("/exit"));
       assert.ok(polls.length >= 3, `two failed polls, then a good one: ${polls.length}`);
     } finally {
       await rt.stopConfirmed();
@@ -712,7 +713,8 @@ describe("prime jobs, uploads and the Connect session", () => {
         rt.run(["sleep", "0.2"]),
         sandboxError(/prime exec failed: Unauthorized/),
       );
-      const polls = () => since(mark, "read-file").filter((q) => q.query.path.endsWith("/exit"));
+      const polls = () =>
+        since(mark, "read-file").filter((q) => (q.query.path ?? "").endsWith("/exit"));
       assert.equal(polls().length, 2);
       assert.equal(since(mark, "auth").length, 1);
       await new Promise((r) => setTimeout(r, 150));
@@ -731,8 +733,8 @@ describe("prime jobs, uploads and the Connect session", () => {
       await rt.write("up/data.bin", new Uint8Array([1, 2, 3, 4, 5]));
       const uploads = since(mark, "upload");
       assert.equal(uploads.length, 2);
-      assert.equal(uploads[0].query.path, uploads[1].query.path);
-      assert.equal(uploads[0].bodyBytes, uploads[1].bodyBytes);
+      assert.equal(at(uploads, 0).query.path, at(uploads, 1).query.path);
+      assert.equal(at(uploads, 0).bodyBytes, at(uploads, 1).bodyBytes);
       assert.equal(since(mark, "exec").length, 2, "mkdir each time");
       assert.deepEqual([...await rt.read("up/data.bin")], [1, 2, 3, 4, 5]);
     } finally {

@@ -10,6 +10,7 @@ import { type PrimeFake, startPrimeFake } from "./fakes/prime_server.ts";
 import { parseSandboxExecArgs } from "../lib/cli/sandboxes_command.ts";
 import { listSandboxes, recordSandbox } from "../kit/runtime/ledger.ts";
 import { PrimeClient } from "../plugins/runtimes/prime/client.ts";
+import { at } from "./_assert.ts";
 
 let fake: PrimeFake;
 let cache = "";
@@ -68,8 +69,8 @@ describe("vf sandboxes list", () => {
     const r = await runCli(["sandboxes", "list"], { env: env() });
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split("\n");
-    assert.match(lines[0], /^PROVIDER\s+ID\s+AGE\s+NAME\s+RUN$/);
-    assert.match(lines[1], /^prime\s+sbx-one\s+3h\s+trace-abc\s+outputs\/run-7$/);
+    assert.match(at(lines, 0), /^PROVIDER\s+ID\s+AGE\s+NAME\s+RUN$/);
+    assert.match(at(lines, 1), /^prime\s+sbx-one\s+3h\s+trace-abc\s+outputs\/run-7$/);
     assert.match(r.stderr, /1 sandbox\(es\) not confirmed stopped/);
     const j = await runCli(["sandboxes", "list", "--json"], { env: env() });
     assert.deepEqual(JSON.parse(j.stdout).map((e: { id: string }) => e.id), ["sbx-one"]);

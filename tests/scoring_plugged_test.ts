@@ -10,6 +10,7 @@ import { parseJudgeChoice } from "../kit/scoring/judge_choice.ts";
 import type { MetricHook, RewardHook, StopHook } from "../kit/contract.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
 import { hookContext, traceWithReply } from "./_trace_helpers.ts";
+import { at } from "./_assert.ts";
 
 const FNS = join(import.meta.dirname!, "fixtures", "judges", "scoring_fns.ts");
 
@@ -91,16 +92,17 @@ describe("applyPlugs()", () => {
   };
 
   it("a plugged stop replaces the taskset's, keeping its priority", async () => {
-    const [stop] = applyPlugs("stop", ownStops, {
-      done: { fn: `${FNS}:alwaysStop`, priority: null },
-    });
+    const stop = at(
+      applyPlugs("stop", ownStops, { done: { fn: `${FNS}:alwaysStop`, priority: null } }),
+      0,
+    );
     assert.equal(stop.name, "done");
     assert.equal(stop.priority, 5);
     assert.equal(await stop.fn(ctx()), true);
   });
 
   it("a plugged stop must return a boolean", async () => {
-    const [stop] = applyPlugs("stop", {}, { odd: { fn: `${FNS}:notABoolean`, priority: 2 } });
+    const stop = at(applyPlugs("stop", {}, { odd: { fn: `${FNS}:notABoolean`, priority: 2 } }), 0);
     assert.equal(stop.priority, 2);
     await assert.rejects(
       Promise.resolve(stop.fn(ctx())),
@@ -142,8 +144,8 @@ describe("applyPlugs()", () => {
     assert.equal(correct.priority, 9);
     assert.equal(await correct.fn(ctx()), 0.25);
     const same = applyPlugs("reward", ownRewards, { correct: { fn: null, priority: null } });
-    assert.equal(same[0].weight, 2);
-    assert.equal(same[0].priority, 1);
+    assert.equal(at(same, 0).weight, 2);
+    assert.equal(at(same, 0).priority, 1);
   });
 
   it("an fn-less entry naming no hook is refused", () => {
@@ -171,8 +173,11 @@ describe("applyPlugs()", () => {
     const c = ctx();
     await scoreTrace(c.trace, c, { rewards: [], metrics, judges: [] });
     assert.deepEqual(c.trace.metrics, { size: null });
-    assert.equal(c.trace.errors[0].type, "TaskError");
-    assert.match(c.trace.errors[0].message, /^metric 'size': fn '.*:nothing' is not a function$/);
+    assert.equal(at(c.trace.errors, 0).type, "TaskError");
+    assert.match(
+      at(c.trace.errors, 0).message,
+      /^metric 'size': fn '.*:nothing' is not a function$/,
+    );
     assert.deepEqual(reported, [`metric 'size': fn '${FNS}:nothing' is not a function`]);
   });
 

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLI } from "./_cli.ts";
 import { BUILD_BINARY, ROOT, runProgram, type RunResult, TOOL_BIN } from "./_plugin_package.ts";
+import { at } from "./_assert.ts";
 
 const LONG = { timeout: 240_000 };
 type Host = "deno" | "bun" | "binary";
@@ -20,7 +21,7 @@ const HOSTS: Host[] = ["deno", "bun", "binary"];
 /** The `ts` code blocks of the document, in order. */
 function examples(): string[] {
   const text = readFileSync(join(ROOT, "docs", "scripting.md"), "utf8");
-  return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+  return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
 /** What each example prints, in document order. */
@@ -31,10 +32,10 @@ const EXPECT: ((r: RunResult, dir: string) => void)[] = [
     assert.ok(lines.every((l) => l.endsWith(" ok=true")), r.stdout);
     const m = /^reward 1 over 6 episodes in (.+)$/m.exec(r.stdout);
     assert.ok(m, r.stdout);
-    const traces = readFileSync(join(m[1], "traces.jsonl"), "utf8").trim().split("\n");
+    const traces = readFileSync(join(m[1]!, "traces.jsonl"), "utf8").trim().split("\n");
     assert.equal(traces.length, 6, "the run directory is written as vf eval writes it");
     for (const f of ["configs/eval.json", "summary.json", "logs/latest/eval.log"]) {
-      assert.ok(existsSync(join(m[1], f)), `${f} written`);
+      assert.ok(existsSync(join(m[1]!, f)), `${f} written`);
     }
   },
   (r) => assert.match(r.stdout, /^in memory: 4\/4 clean, reward 1$/m),
@@ -108,9 +109,9 @@ describe("docs/scripting.md examples through vf run", () => {
           : host === "deno"
           ? [join(TOOL_BIN, "deno"), "run", "-A", CLI, "run", "example.ts"]
           : [join(TOOL_BIN, "bun"), CLI, "run", "example.ts"];
-        const r = await runProgram(argv[0], argv.slice(1), { cwd: dir });
+        const r = await runProgram(at(argv, 0), argv.slice(1), { cwd: dir });
         assert.equal(r.code, 0, `example ${i + 1} under ${host}: ${r.stderr}`);
-        EXPECT[i](r, dir);
+        at(EXPECT, i)(r, dir);
         assert.ok(!existsSync(join(dir, "node_modules")), "no node_modules");
       }
     });
@@ -131,19 +132,19 @@ describe("vf run", () => {
       const deno = [join(TOOL_BIN, "deno"), "run", "-A", CLI, "run"];
       const bun = [join(TOOL_BIN, "bun"), CLI, "run"];
       for (const argv of [deno, bun]) {
-        const ok = await runProgram(argv[0], [...argv.slice(1), "args.ts", "a b", "--x"], {
+        const ok = await runProgram(at(argv, 0), [...argv.slice(1), "args.ts", "a b", "--x"], {
           cwd: dir,
         });
         assert.equal(ok.code, 7, ok.stderr);
         assert.match(ok.stdout, /^0\.\d+\.\d+ \["a b","--x"\]$/m);
-        const boom = await runProgram(argv[0], [...argv.slice(1), "boom.ts"], { cwd: dir });
+        const boom = await runProgram(at(argv, 0), [...argv.slice(1), "boom.ts"], { cwd: dir });
         assert.equal(boom.code, 1);
         assert.match(boom.stderr, /kaput/);
-        const missing = await runProgram(argv[0], [...argv.slice(1), "nope.ts"], { cwd: dir });
+        const missing = await runProgram(at(argv, 0), [...argv.slice(1), "nope.ts"], { cwd: dir });
         assert.equal(missing.code, 2);
         assert.match(missing.stderr, /Cannot run "nope\.ts": no such file/);
         assert.doesNotMatch(missing.stderr, /at .*\.ts:\d+/, "no stack trace");
-        const help = await runProgram(argv[0], [...argv.slice(1), "--help"], { cwd: dir });
+        const help = await runProgram(at(argv, 0), [...argv.slice(1), "--help"], { cwd: dir });
         assert.equal(help.code, 0);
         assert.match(help.stdout, /^Usage: vf run <script\.ts> \[args\.\.\.\]/);
       }

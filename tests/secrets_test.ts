@@ -35,11 +35,12 @@ import {
   maskUrl,
   redact,
 } from "../kit/secrets.ts";
+import { at } from "./_assert.ts";
 
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
 
 /** One distinctive value per credential kind (variable name -> value). */
-const SECRET_VARS: Record<string, string> = {
+const SECRET_VARS = {
   VF_MODEL_TOKEN: "sk-model-Zq81secretA",
   VF_JUDGE_TOKEN: "sk-judge-Wp27secretB",
   OPENAI_API_KEY: "sk-openai-Kd55secretC",
@@ -182,7 +183,7 @@ describe("secrets", () => {
       assert.ok(files.some((f) => f.endsWith("traces.jsonl")));
       for (const file of files) assertNoSecret(readFileSync(file, "utf8"), file);
 
-      const runDir = readdirSync(join(work, "out"))[0];
+      const runDir = at(readdirSync(join(work, "out")), 0);
       const saved = JSON.parse(
         readFileSync(join(work, "out", runDir, "configs", "eval.json"), "utf8"),
       );
@@ -269,7 +270,7 @@ describe("the redaction module", () => {
       });
       const files = filesUnder(ledgerDir());
       assert.equal(files.length, 1);
-      const text = readFileSync(files[0], "utf8");
+      const text = readFileSync(at(files, 0), "utf8");
       assert.ok(!text.includes(SECRET_VARS.PRIME_API_KEY));
       assert.ok(text.includes("sbx-1"));
     } finally {

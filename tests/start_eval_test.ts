@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import { ConfigError, startEval } from "../mod.ts";
 import { runCli } from "./_cli.ts";
 import { FAST, tmp } from "./_run.ts";
+import { at } from "./_assert.ts";
 
 /** A fast config as a plain object: `count` generated tasks, no model call, no disk. */
 function fastConfig(count: number): Record<string, unknown> {
@@ -77,7 +78,7 @@ describe("startEval", () => {
         "none",
       ], { cwd });
       assert.equal(cli.code, 0, cli.stderr);
-      const cliDir = join(cwd, "cli-out", readdirSync(join(cwd, "cli-out"))[0]);
+      const cliDir = join(cwd, "cli-out", at(readdirSync(join(cwd, "cli-out")), 0));
       assert.deepEqual(tree(runDir!), tree(cliDir));
       const ours = JSON.parse(readFileSync(join(runDir!, "configs", "eval.json"), "utf8"));
       const theirs = JSON.parse(readFileSync(join(cliDir, "configs", "eval.json"), "utf8"));

@@ -12,6 +12,7 @@ import { seededRandom } from "../kit/tasks/taskset_view.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runPython } from "./_python.ts";
+import { at } from "./_assert.ts";
 
 /**
  * Python side: the task data validated into a pydantic model with `TaskData`'s fields, types
@@ -177,8 +178,8 @@ describe("taskHash()", () => {
   it("matches Python's TaskData hash on sample tasks", () => {
     assert.equal(expected.length, SAMPLES.length);
     SAMPLES.forEach((sample, i) => {
-      assert.equal(canonicalTaskJson(sample), expected[i].dumps, `sample ${i}`);
-      assert.equal(taskHash(sample), expected[i].hash, `sample ${i}`);
+      assert.equal(canonicalTaskJson(sample), at(expected, i).dumps, `sample ${i}`);
+      assert.equal(taskHash(sample), at(expected, i).hash, `sample ${i}`);
     });
   });
 

@@ -18,6 +18,7 @@ import shellBasics from "../plugins/tasksets/shell-basics/mod.ts";
 import { SHELL_TASKS } from "../plugins/tasksets/shell-basics/tasks.ts";
 import local from "../plugins/runtimes/local/mod.ts";
 import { hookContext, traceWithMessages, traceWithReply } from "./_trace_helpers.ts";
+import { at, defined } from "./_assert.ts";
 
 const FIXTURES = resolve(
   decodeURIComponent(new URL("./fixtures/tasksets/", import.meta.url).pathname),
@@ -82,7 +83,7 @@ describe("echo taskset", () => {
   });
 
   it("rewards an echo (leniently) with 1 and anything else with 0", async () => {
-    const [task] = await tasksOf(echo);
+    const task = at(await tasksOf(echo), 0);
     assert.equal(
       await reward(echo, "echoed", hookContext(task, traceWithReply(solutionText(echo, task)))),
       1,
@@ -103,8 +104,8 @@ describe("echo taskset", () => {
   });
 
   it("stops after one model turn", async () => {
-    const [task] = await tasksOf(echo);
-    const stop = echo.stops!.single_turn.fn;
+    const task = at(await tasksOf(echo), 0);
+    const stop = defined(echo.stops?.single_turn, "echo's single_turn stop").fn;
     assert.equal(
       await stop(hookContext(task, traceWithMessages([{ role: "user", content: "x" }]))),
       false,
@@ -131,7 +132,7 @@ describe("reverse-text taskset", () => {
   });
 
   it("scores the LCS ratio of the <reversed_text> content", async () => {
-    const [task] = await tasksOf(reverseText);
+    const task = at(await tasksOf(reverseText), 0);
     const answer = String(task.answer);
     const lcs = (reply: string) =>
       reward(reverseText, "lcs", hookContext(task, traceWithReply(reply)));
@@ -174,7 +175,7 @@ describe("addition taskset", () => {
   });
 
   it("rewards the right sum as the reply's last number", async () => {
-    const [task] = await tasksOf(addition, {}, 1);
+    const task = at(await tasksOf(addition, {}, 1), 0);
     const answer = Number(task.answer);
     const correct = (reply: string) =>
       reward(addition, "correct", hookContext(task, traceWithReply(reply)));
@@ -299,7 +300,7 @@ describe("shell-basics taskset", () => {
   });
 
   it("needs a runtime for setup and for its reward", async () => {
-    const [task] = await tasksOf(shellBasics);
+    const task = at(await tasksOf(shellBasics), 0);
     await assert.rejects(
       shellBasics.setup!(shellContext(task, traceWithReply(""), null)),
       TaskError,

@@ -18,6 +18,7 @@ import type { Page } from "playwright-core";
 import { cliArgv, runCli } from "./_cli.ts";
 import { browserMissing, launchBrowser, type TestBrowser } from "./_browser.ts";
 import { fakeEpisode, pythonEpisode, writeRunDir } from "./_view_runs.ts";
+import { at } from "./_assert.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 /** Screenshots go to docs/images/ with VF_UPDATE_SCREENSHOTS=1 (they are committed), else to a temp dir. */
@@ -39,14 +40,14 @@ function startViewer(dirs: string[]): Promise<{ url: string; child: ChildProcess
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {
       out += d;
       const m = /^(http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out);
-      if (m) resolve({ url: m[1], child });
+      if (m) resolve({ url: m[1]!, child });
     });
     child.on("exit", (code) => reject(new Error(`vf view exited ${code}: ${errText}`)));
   });
 }
 
 function runDirOf(outputDir: string): string {
-  const [name] = readdirSync(outputDir);
+  const name = at(readdirSync(outputDir), 0);
   return join(outputDir, name);
 }
 
@@ -139,8 +140,8 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     const payload = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
     hostileEpisode.task.key = `"><svg onload="window.__pwned=3">`;
     hostileEpisode.task.data.name = payload;
-    hostileEpisode.traces[0].task = hostileEpisode.task;
-    hostileEpisode.traces[0].nodes[1].message = { role: "user", content: payload };
+    at(hostileEpisode.traces, 0).task = hostileEpisode.task;
+    at(at(hostileEpisode.traces, 0).nodes, 1).message = { role: "user", content: payload };
     const hostile = writeRunDir(join(tmp, "hostile-run"), [hostileEpisode]);
     viewer = await startViewer([demo, broken, python, big, live, golden, hostile]);
     browser = await launchBrowser();
@@ -177,12 +178,12 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     await page.fill("#tasks-0-filter", "csv");
     let rows = await rowTexts(page, "tasks-0");
     assert.equal(rows.length, 1);
-    assert.match(rows[0], /count-csv-rows/);
+    assert.match(at(rows, 0), /count-csv-rows/);
     assert.match(await page.locator(".count").first().innerText(), /1 of 10 tasks/);
     await page.fill("#tasks-0-filter", "");
     await page.getByRole("button", { name: "Task", exact: true }).click();
     rows = await rowTexts(page, "tasks-0");
-    const names = rows.map((r) => r.split("\t")[0].trim());
+    const names = rows.map((r) => at(r.split("\t"), 0).trim());
     assert.deepEqual(names, [...names].sort((a, b) => a.localeCompare(b)));
     assert.equal(await page.locator("#tasks-0 th[aria-sort=ascending]").innerText(), "Task ▲");
   });
@@ -247,7 +248,7 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     );
     await page.selectOption("#compare-0-1-choice", "regressed");
     assert.equal((await rowTexts(page, "compare-0-1")).length, 10);
-    assert.match((await rowTexts(page, "compare-0-1"))[0], /1\s+0\s+-1\s+regressed/);
+    assert.match(at(await rowTexts(page, "compare-0-1"), 0), /1\s+0\s+-1\s+regressed/);
     await page.screenshot({ path: join(IMAGES, "view-compare.png"), fullPage: true });
     await page.selectOption("#compare-pick-B", "4");
     await page.waitForURL(/#compare=0,4$/);
@@ -327,7 +328,7 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     await page.fill("#tasks-3-filter", "task-1999");
     const rows = await rowTexts(page, "tasks-3");
     assert.equal(rows.length, 1);
-    assert.match(rows[0], /task-1999/);
+    assert.match(at(rows, 0), /task-1999/);
   });
 
   it("updates a run that is still being written", async () => {

@@ -109,13 +109,13 @@ describe("vf view command", () => {
     );
     assert.match(html, /connect-src 'none'/);
     const boot = JSON.parse(
-      /<script id="vf-boot" type="application\/json">(.*?)<\/script>/s.exec(html)![1],
+      /<script id="vf-boot" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!,
     );
     assert.equal(boot.mode, "file");
     assert.equal(boot.data.runs[0].view.header.title, "run-a");
     assert.equal(boot.data.runs[0].items.length, 40);
     const chunks = JSON.parse(
-      /<script id="vf-episodes" type="application\/json">(.*?)<\/script>/s.exec(html)![1],
+      /<script id="vf-episodes" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!,
     );
     const lines = chunks[0].flatMap((c: string) =>
       gunzipSync(Buffer.from(c, "base64")).toString("utf8").split("\n")
@@ -135,7 +135,7 @@ describe("vf view command", () => {
         child.stdout!.setEncoding("utf8").on("data", (d: string) => {
           out += d;
           const m = /^(http:\/\/127\.0\.0\.1:\d+\/)\n/m.exec(out);
-          if (m) resolve(m[1]);
+          if (m) resolve(m[1]!);
         });
         child.on("exit", (code) => reject(new Error(`exited ${code}`)));
       });

@@ -22,6 +22,7 @@ import { RunIndex } from "../lib/view/run_index.ts";
 import { episodeItems, runView } from "../lib/view/run_view.ts";
 import { InputError } from "../kit/errors.ts";
 import { fakeEpisode, mixedEpisodes, pythonEpisode, writeRunDir } from "./_view_runs.ts";
+import { at } from "./_assert.ts";
 
 const close = (a: number | null, b: number, eps = 1e-3) =>
   assert.ok(a !== null && Math.abs(a - b) < eps, `${a} ≉ ${b}`);
@@ -63,7 +64,7 @@ describe("view statistics", () => {
     const bins = histogram(values, 10);
     assert.equal(bins.length, 10);
     assert.equal(bins.reduce((s, b) => s + b.count, 0), 100);
-    assert.equal(bins[9].hi, 1);
+    assert.equal(at(bins, 9).hi, 1);
   });
 });
 
@@ -110,7 +111,7 @@ describe("RunIndex", () => {
       const index = new RunIndex(dir);
       assert.equal(index.rows.length, 3);
       assert.equal(index.episodeText(1), JSON.stringify(big));
-      assert.equal(index.rows[2].task.key, "bench:task-2");
+      assert.equal(at(index.rows, 2).task.key, "bench:task-2");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -183,7 +184,7 @@ describe("RunIndex", () => {
       });
       const index = new RunIndex(dir);
       assert.equal(index.rows.length, 2);
-      const [a] = index.rows;
+      const a = at(index.rows, 0);
       assert.equal(a.task.key, "pyhash1");
       assert.equal(a.task.label, "py question 1");
       assert.equal(a.reward, 1);
@@ -218,12 +219,12 @@ describe("a run written by Python verifiers v1", () => {
     assert.equal(index.rows.length, lines.length);
     assert.equal(index.unreadable, 0);
     lines.forEach((line, i) => assert.equal(index.episodeText(i), line));
-    const first = JSON.parse(lines[0]);
-    assert.equal(index.rows[0].task.key, first.task.key);
-    assert.equal(index.rows[0].task.label, first.task.data.prompt);
-    assert.equal(index.rows[0].reward, first.traces[0].rewards.lcs.score);
-    assert.equal(index.rows[0].stop, first.traces[0].stop_condition);
-    assert.equal(index.rows[0].cost, first.traces[0].calls[0].usage.cost);
+    const first = JSON.parse(at(lines, 0));
+    assert.equal(at(index.rows, 0).task.key, first.task.key);
+    assert.equal(at(index.rows, 0).task.label, first.task.data.prompt);
+    assert.equal(at(index.rows, 0).reward, first.traces[0].rewards.lcs.score);
+    assert.equal(at(index.rows, 0).stop, first.traces[0].stop_condition);
+    assert.equal(at(index.rows, 0).cost, first.traces[0].calls[0].usage.cost);
     const view = runView(index);
     assert.deepEqual(
       [
@@ -275,7 +276,7 @@ describe("runView", () => {
       // task 3: rollouts i = 3, 13, 23; i = 3 and 24? errored when i % 7 === 3 (i = 3, 10, 17, 24)
       const t3 = view.tasks.find((t) => t.key === "bench:task-3")!;
       const rolls = eps.filter((e) => e.task.key === "bench:task-3");
-      const clean = rolls.filter((e) => e.ok).map((e) => e.traces[0].rewards.correct!.score);
+      const clean = rolls.filter((e) => e.ok).map((e) => at(e.traces, 0).rewards.correct!.score);
       assert.equal(t3.n, 3);
       assert.equal(t3.errors, rolls.length - clean.length);
       assert.equal(t3.mean, clean.length ? clean.reduce((a, b) => a + b, 0) / clean.length : null);
@@ -285,11 +286,14 @@ describe("runView", () => {
       for (const g of view.errors) {
         for (const m of g.messages) {
           assert.ok(m.message.startsWith(`${g.type} in episode`));
-          assert.equal(index.rows[m.episode].errors[0].type, g.type);
+          assert.equal(at(at(index.rows, m.episode).errors, 0).type, g.type);
         }
       }
       const items = episodeItems(index.rows, { error: "TaskError" });
-      assert.equal(items.length, errored.filter((e) => e.errors[0].type === "TaskError").length);
+      assert.equal(
+        items.length,
+        errored.filter((e) => at(e.errors, 0).type === "TaskError").length,
+      );
       assert.deepEqual(episodeItems(index.rows, { task: "bench:task-3" }).map((x) => x.i), [
         3,
         13,

@@ -77,7 +77,7 @@ function contentType(path: string): string {
 
 /** `exports` of a config as JSR stores it: an object whose keys and values start with `.`. */
 function normalizeExports(exports: unknown): Record<string, string> {
-  const entries = typeof exports === "string"
+  const entries: [string, string][] = typeof exports === "string"
     ? [[".", exports]]
     : Object.entries(exports as Record<string, string>);
   const dot = (p: string) => (p.startsWith(".") ? p : `./${p.replace(/^\//, "")}`);
@@ -193,7 +193,8 @@ export async function startJsrRegistry(options: JsrRegistryOptions): Promise<Jsr
   function registryFile(res: http.ServerResponse, path: string) {
     const m = /^\/(@[a-z0-9-]+\/[a-z0-9-]+)\/(.+)$/.exec(path);
     if (!m) return apiError(res, 404, "notFound", path);
-    const [, pkg, rest] = m;
+    const pkg = m[1]!;
+    const rest = m[2]!;
     const versions = published.get(pkg);
     if (!versions) return apiError(res, 404, "notFound", path);
     if (rest === "meta.json") {
@@ -209,7 +210,7 @@ export async function startJsrRegistry(options: JsrRegistryOptions): Promise<Jsr
     }
     const vm = /^([^/]+)_meta\.json$/.exec(rest);
     if (vm) {
-      const info = versions.get(vm[1]);
+      const info = versions.get(vm[1]!);
       if (!info) return apiError(res, 404, "notFound", path);
       const manifest: Record<string, { size: number; checksum: string }> = {};
       for (const [file, bytes] of info.files) {
@@ -255,19 +256,19 @@ export async function startJsrRegistry(options: JsrRegistryOptions): Promise<Jsr
           : apiError(res, 404, "packageNotFound", `${name} not found`);
       }
       if (method === "GET" && ver) {
-        const info = published.get(`@${ver[1]}/${ver[2]}`)?.get(ver[3]);
+        const info = published.get(`@${ver[1]}/${ver[2]}`)?.get(ver[3]!);
         return info
           ? send(res, 200, { scope: ver[1], package: ver[2], version: ver[3] })
           : apiError(res, 404, "packageVersionNotFound", `${ver[3]} not found`);
       }
       if (method === "POST" && ver) {
-        publish(req, res, `@${ver[1]}/${ver[2]}`, ver[3], url.searchParams.get("config")).catch(
+        publish(req, res, `@${ver[1]}/${ver[2]}`, ver[3]!, url.searchParams.get("config")).catch(
           (err) => apiError(res, 500, "internalServerError", String(err)),
         );
         return;
       }
       if (method === "GET" && status) {
-        const task = tasks.get(status[1]);
+        const task = tasks.get(status[1]!);
         return task ? send(res, 200, task) : apiError(res, 404, "publishingTaskNotFound", api);
       }
       return apiError(res, 404, "notFound", path);

@@ -55,7 +55,7 @@ export interface PublishOptions {
   /** Publish without `dist.integrity` (only `shasum`), as very old packages are. */
   noIntegrity?: boolean;
   /** The publish time recorded in `time` (e.g. past a client's minimum age). @default now */
-  time?: Date;
+  time?: Date | undefined;
 }
 
 /** A running fake registry. */
@@ -119,7 +119,7 @@ export async function startNpmRegistry(options: NpmRegistryOptions = {}): Promis
 
   const server = http.createServer((req, res) => {
     const method = req.method ?? "GET";
-    const rawPath = (req.url ?? "/").split("?")[0];
+    const rawPath = (req.url ?? "/").split("?")[0] ?? "/";
     requests.push(`${method} ${rawPath}`);
     if (method !== "GET" && method !== "HEAD") {
       send(res, 405, { error: "Method not allowed" }, "application/json");
@@ -140,7 +140,9 @@ export async function startNpmRegistry(options: NpmRegistryOptions = {}): Promis
     const jsrTar = /^~\/11\/(@jsr\/[^/]+)\/([^/]+)\.tgz$/.exec(path);
     const npmTar = /^((?:@[^/]+\/)?[^/@]+)\/-\/([^/]+)-(\d[^/]*)\.tgz$/.exec(path);
     if (mode === "jsr" ? jsrTar : npmTar) {
-      const [name, version] = mode === "jsr" ? [jsrTar![1], jsrTar![2]] : [npmTar![1], npmTar![3]];
+      const [name, version] = mode === "jsr"
+        ? [jsrTar![1]!, jsrTar![2]!]
+        : [npmTar![1]!, npmTar![3]!];
       if (mode === "npm" && npmTar![2] !== name.split("/").pop()) return notFound(res);
       const p = packages.get(name)?.versions.get(version);
       if (!p) return notFound(res);
