@@ -108,6 +108,34 @@ describe("crate runtime fixture", () => {
     assert.equal(rt.stopped, true);
   });
 
+  it("a start that fails after the id keeps the sandbox for stopConfirmed() to free", async () => {
+    const rt = makeCrate({ workdir: "/proc/no-such-dir/work" });
+    await assert.rejects(rt.start(), (e: unknown) => {
+      assert.ok(e instanceof SandboxError);
+      assert.match(e.message, /^crate sandbox provisioning failed: cannot create the workdir/);
+      return true;
+    });
+    const id = rt.info.id!;
+    assert.equal(fake.sandboxes.get(id)?.state, "running");
+    assert.ok(listSandboxes().some((e) => e.id === id), "in the ledger while it lives");
+    await assert.rejects(rt.start(), /not confirmed terminated/);
+    await rt.stopConfirmed();
+    assert.equal(fake.sandboxes.get(id)?.state, "terminated");
+    assert.ok(!listSandboxes().some((e) => e.id === id));
+  });
+
+  it("stop() ends a command in flight and leaves the runtime stopped", async () => {
+    const rt = makeCrate();
+    await rt.start();
+    const running = rt.run(["sleep", "30"]);
+    await new Promise((r) => setTimeout(r, 200));
+    await rt.stop();
+    const r = await running;
+    assert.notEqual(r.exitCode, 0);
+    assert.equal(rt.stopped, true);
+    assert.equal(fake.sandboxes.get(rt.info.id!)?.state, "terminated");
+  });
+
   it("caps a harness timeout to the sandbox lifetime", () => {
     const rt = makeCrate({ timeout: 120.9 });
     assert.deepEqual(capHarnessTimeout(999, rt), { timeoutS: 120, capped: true });
