@@ -383,7 +383,7 @@ describe("modal stopConfirmed() decision table", () => {
     fake.inject({ method: "SandboxTerminate", code: Code.UNAVAILABLE, times: 4 });
     await assert.rejects(rt.stopConfirmed(), (e: unknown) => {
       assert.ok(e instanceof SandboxError);
-      assert.match(e.message, /termination failed: .*UNAVAILABLE/);
+      assert.match(e.message, /deletion not confirmed: .*UNAVAILABLE/);
       return true;
     });
     const attempts = fake.callsOf("SandboxTerminate").slice(n);
@@ -412,7 +412,7 @@ describe("modal stopConfirmed() decision table", () => {
       assert.equal(fake.sandbox(id)?.result?.status, M.GenericStatus.TIMEOUT);
       assert.equal(await rt.alive(), false);
       await assert.rejects(rt.run(["true"]), (e: unknown) => e instanceof SandboxError);
-      await assert.rejects(rt.stopConfirmed(), /termination failed: .*NOT_FOUND/);
+      await assert.rejects(rt.stopConfirmed(), /deletion not confirmed: .*NOT_FOUND/);
       assert.ok(listSandboxes().some((e) => e.id === id));
       assert.equal(await terminateModalSandbox(id, { server_url: fake.url }), "gone");
       const logged: string[] = [];
@@ -437,7 +437,7 @@ describe("modal stopConfirmed() decision table", () => {
     assert.ok(!listSandboxes().some((e) => e.id === id));
   });
 
-  it("terminates a held handle whose id was never published, once", async () => {
+  it("terminates a sandbox the ledger could not record, once", async () => {
     const saved = process.env.VF_CACHE_DIR;
     const blocker = join(env.scratch, "not-a-dir");
     writeFileSync(blocker, "x");
@@ -457,7 +457,9 @@ describe("modal stopConfirmed() decision table", () => {
       fake.knobs.createReplyDelayMs = 0;
       process.env.VF_CACHE_DIR = saved;
     }
-    assert.equal(rt.info.id, null, "no id was published");
+    const id = rt.info.id;
+    assert.match(id ?? "", /^sb-/, "the id Modal returned is kept although the ledger failed");
+    assert.ok(!listSandboxes().some((e) => e.id === id), "the ledger could not record it");
     assert.equal(fake.liveSandboxes(), live + 1, "but a sandbox exists");
     const n = fake.callsOf("SandboxTerminate").length;
     await rt.stopConfirmed();

@@ -106,11 +106,15 @@ function forgetPending(provider: string, key: string): void {
   }
 }
 
-/** Removes a sandbox whose termination was confirmed from the ledger. */
-export function forgetSandbox(provider: string, id: string): void {
+/**
+ * Removes a sandbox whose termination was confirmed from the ledger, and the pending entry
+ * of its create when the ledger failed to record the sandbox by id.
+ */
+export function forgetSandbox(provider: string, id: string, pending?: PendingCreate | null): void {
   try {
     removeSandbox(provider, id);
   } catch {
     // the entry stays; "vf sandboxes gc" will find the sandbox gone
   }
+  if (pending) forgetPending(provider, pending.key);
 }

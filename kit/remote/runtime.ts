@@ -36,6 +36,7 @@ import {
   forgetSandbox,
   journalCreated,
   makeWorkdir,
+  type PendingCreate,
   provisioningFailure,
 } from "./provision.ts";
 import type { SandboxCreation, SandboxProvider } from "./provider.ts";
@@ -76,6 +77,8 @@ export class RemoteSandboxRuntime<H> implements Runtime {
   #teardown = new AbortController();
   #stopping: Promise<void> | null = null;
   #finishedJobs: string[] = [];
+  /** The pending ledger entry of a sandbox the ledger failed to record by id. */
+  #unrecorded: PendingCreate | null = null;
 
   constructor(provider: SandboxProvider<H>, options: RemoteRuntimeOptions) {
     this.#provider = provider;
@@ -166,7 +169,9 @@ export class RemoteSandboxRuntime<H> implements Runtime {
       this.#confirmedStopId = null;
       this.#finishedJobs = [];
       this.#teardown = new AbortController();
+      this.#unrecorded = pending;
       journalCreated(pending, made.id);
+      this.#unrecorded = null;
       await p.ready?.(made.handle, made.id, signal);
       await makeWorkdir(p, made.handle, this.#options.workdir, signal);
       this.#ready = true;
@@ -306,7 +311,7 @@ export class RemoteSandboxRuntime<H> implements Runtime {
     try {
       if (id !== this.#confirmedStopId) {
         await p.terminate(handle, id);
-        forgetSandbox(p.name, id);
+        this.#forget(id);
       }
     } catch (e) {
       this.#log(`${p.name} sandbox ${id}: terminate failed: ${errorMessage(e)}`);
@@ -373,6 +378,12 @@ export class RemoteSandboxRuntime<H> implements Runtime {
     this.#ready = false;
     this.#sandbox = null;
     closeQuietly(p, handle);
-    forgetSandbox(p.name, sandbox.id);
+    this.#forget(sandbox.id);
+  }
+
+  /** Drops a terminated sandbox from the ledger (and its pending entry, if it never got one). */
+  #forget(id: string): void {
+    forgetSandbox(this.#provider.name, id, this.#unrecorded);
+    this.#unrecorded = null;
   }
 }

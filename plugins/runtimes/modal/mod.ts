@@ -24,10 +24,11 @@ import {
   type LedgerEntry,
   type Runtime,
   type RuntimeCreateOptions,
+  type StopByIdOptions,
 } from "../../../kit/mod.ts";
 import { ModalRuntimeConfig, parseGpu } from "./config.ts";
 import { ModalRuntime } from "./runtime.ts";
-import { findPendingModalSandboxes, forget, terminateModalSandbox } from "./sandbox_gc.ts";
+import { findPendingModalSandboxes, forget, stopModalSandboxById } from "./sandbox_gc.ts";
 
 export { closeModalConnections, sharedModalApi } from "./accounts.ts";
 export {
@@ -56,9 +57,8 @@ export default defineRuntime({
       log: options.log,
     });
   },
-  async stopById(entry: LedgerEntry, options: { log?: (message: string) => void } = {}) {
-    const outcome = await terminateModalSandbox(entry.id, entry.config ?? {});
-    if (outcome === "gone") options.log?.(`modal sandbox ${entry.id} was already gone`);
+  async stopById(entry: LedgerEntry, options?: StopByIdOptions) {
+    await stopModalSandboxById(entry, options);
     forget(entry.id);
   },
   findPending: (entry: LedgerEntry) => findPendingModalSandboxes(entry),

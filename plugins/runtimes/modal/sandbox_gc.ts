@@ -4,7 +4,14 @@
  *
  * @module
  */
-import { errorMessage, type LedgerEntry, removeSandbox, SandboxError } from "../../../kit/mod.ts";
+import {
+  errorMessage,
+  type LedgerEntry,
+  removeSandbox,
+  SandboxError,
+  type StopByIdOptions,
+  stopByIdWith,
+} from "../../../kit/mod.ts";
 import { accountFor } from "./accounts.ts";
 import { MODAL_APP_NAME } from "./config.ts";
 import { GrpcError, Status } from "./grpc.ts";
@@ -83,3 +90,12 @@ export async function findPendingModalSandboxes(entry: LedgerEntry): Promise<str
     });
   }
 }
+
+/** Terminates the sandbox of a ledger entry, logging one Modal no longer knows. */
+export const stopModalSandboxById: (
+  entry: LedgerEntry,
+  options?: StopByIdOptions,
+) => Promise<void> = stopByIdWith(
+  PROVIDER,
+  (entry) => terminateModalSandbox(entry.id, entry.config ?? {}),
+);
