@@ -21,13 +21,7 @@ import {
   Status,
 } from "./grpc_status.ts";
 
-export {
-  decodeGrpcMessage,
-  GrpcError,
-  httpStatusToGrpc,
-  Status,
-  statusName,
-} from "./grpc_status.ts";
+export { GrpcError, Status } from "./grpc_status.ts";
 
 /** Per-call options. */
 export interface CallOptions {

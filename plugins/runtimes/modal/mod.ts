@@ -1,15 +1,16 @@
 /**
  * The `modal` runtime: each rollout in its own Modal sandbox, driven by our own gRPC client
- * over `node:http2` (no Modal SDK). Lifecycle and teardown follow the confirmed-teardown
- * semantics of `verifiers/v1/runtimes/modal.py@a60a606`: `timeout` 60..86400 s sent as `Math.trunc(timeout)`;
- * `stopConfirmed()` either gets the provider's OK for `SandboxTerminate` or throws, is
- * idempotent once confirmed, and terminates a held sandbox even when its id was never
- * published; every sandbox is in the user's sandbox ledger from the moment its id is known
- * until a terminate succeeds.
+ * over `node:http2` (no Modal SDK). It stands on the remote-sandbox base
+ * (`kit/remote/runtime.ts`), which keeps the confirmed-teardown semantics of
+ * `verifiers/v1/runtimes/modal.py@a60a606` (`stopConfirmed()` gets Modal's OK for
+ * `SandboxTerminate` or throws, is idempotent once confirmed; every sandbox is in the
+ * user's sandbox ledger from the moment its id is known until a terminate succeeds), the
+ * creation limiter and the process-group kill; provider.ts drives Modal: `timeout` 60..86400 s
+ * sent as `Math.trunc(timeout)`, the registry image, the task command router.
  *
- * Commands run through the task command router with piped stdout/stderr. The router has no
- * kill RPC, so a command given a timeout or an abort signal runs under a small `sh` wrapper
- * in its own process group, which a second exec SIGKILLs; a command killed for its timeout
+ * Commands run through the router with piped stdout/stderr (exec.ts). The router has no kill
+ * RPC, so a command given a timeout or an abort signal runs under the base's `sh` wrapper in
+ * its own process group, which a second exec SIGKILLs; a command killed for its timeout
  * returns exit code 124 (as `timeout(1)` and the local runtime), one killed by an abort 137.
  * Environment variables reach a command through an ephemeral secret, as the official SDK
  * does. Files move through exec (`cat`), binary-safe.
