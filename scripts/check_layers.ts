@@ -11,7 +11,7 @@
  *
  * Usage: deno run -A scripts/check_layers.ts   (prints each violation; exit 1 if any)
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import process from "node:process";
 
@@ -19,20 +19,21 @@ const ROOT = join(import.meta.dirname!, "..");
 const SPECIFIER =
   /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)(["'])(\.{1,2}\/[^"']*)\1/g;
 
-/** Every `.ts` file under `dir` (relative to the repository root). */
-function tsFiles(dir: string): string[] {
+/** Every `.ts` file under `dir` of the checkout at `root` (paths relative to `root`). */
+export function tsFiles(dir: string, root = ROOT): string[] {
   const out: string[] = [];
-  for (const name of readdirSync(join(ROOT, dir))) {
+  if (!existsSync(join(root, dir))) return out;
+  for (const name of readdirSync(join(root, dir))) {
     const path = join(dir, name);
-    if (statSync(join(ROOT, path)).isDirectory()) out.push(...tsFiles(path));
+    if (statSync(join(root, path)).isDirectory()) out.push(...tsFiles(path, root));
     else if (name.endsWith(".ts")) out.push(path);
   }
   return out;
 }
 
-/** The repository-relative targets of `file`'s relative imports, without comment lines. */
-function importsOf(file: string): string[] {
-  const code = readFileSync(join(ROOT, file), "utf8")
+/** The root-relative targets of `file`'s relative imports, without comment lines. */
+export function importsOf(file: string, root = ROOT): string[] {
+  const code = readFileSync(join(root, file), "utf8")
     .split("\n").filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line)).join("\n");
   return [...code.matchAll(SPECIFIER)].map((m) => normalize(join(dirname(file), m[2]!)));
 }
