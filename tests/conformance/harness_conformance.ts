@@ -10,7 +10,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import type { HarnessLaunchContext, HarnessPlugin } from "../../kit/contract.ts";
+import { HarnessBase } from "../../kit/common_keys.ts";
+import type { HarnessConfig, HarnessLaunchContext, HarnessPlugin } from "../../kit/contract.ts";
 import { VerifiersError } from "../../kit/errors.ts";
 import type { ProgramResult, Runtime } from "../../kit/runtime/runtime.ts";
 import type { Message } from "../../kit/trace/types.ts";
@@ -80,7 +81,8 @@ export function harnessConformance(label: string, c: HarnessConformanceCase): vo
       const runtime = c.makeRuntime();
       runtimes.push(runtime);
       await runtime.start();
-      const config = plugin.config.parse(c.config ?? {}) as Record<string, unknown>;
+      const config = z.object({ ...HarnessBase, ...plugin.config.shape })
+        .parse({ id: plugin.id, ...c.config }) as HarnessConfig;
       await plugin.setup?.(runtime, config, new AbortController().signal);
       const logged: string[] = [];
       const ctx: HarnessLaunchContext = {

@@ -10,7 +10,8 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import type { HookContext, TasksetPlugin } from "../../kit/contract.ts";
+import { TasksetBase } from "../../kit/common_keys.ts";
+import type { HookContext, TasksetConfig, TasksetPlugin } from "../../kit/contract.ts";
 import type { Runtime } from "../../kit/runtime/runtime.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
 import type { Message } from "../../kit/trace/types.ts";
@@ -40,7 +41,7 @@ function traceTaskValidator() {
 }
 
 /** The first `n` tasks of one load (fewer when the taskset ends first). */
-function head(plugin: TasksetPlugin, config: Record<string, unknown>, n: number) {
+function head(plugin: TasksetPlugin, config: TasksetConfig, n: number) {
   return new TasksetView(plugin, config).head(n).toArray();
 }
 
@@ -77,7 +78,10 @@ export function tasksetConformance(label: string, c: TasksetConformanceCase): vo
     after(async () => {
       for (const rt of runtimes) await rt.stopConfirmed();
     });
-    const resolved = () => plugin.config.parse(c.config ?? {}) as Record<string, unknown>;
+    /** The config the taskset's hooks receive: the common keys and its own, validated. */
+    const resolved = () =>
+      z.object({ ...TasksetBase, ...plugin.config.shape })
+        .parse({ id: plugin.id, ...c.config }) as TasksetConfig;
 
     it("declares the taskset contract", () => {
       assert.equal(plugin.kind, "taskset");
@@ -96,9 +100,9 @@ export function tasksetConformance(label: string, c: TasksetConformanceCase): vo
         const text = (schema as z.ZodType).description ?? "";
         assert.ok(text.trim().length > 0, `config key '${key}' has no description`);
       }
-      const once = resolved();
+      const once = plugin.config.parse(c.config ?? {});
       assert.deepEqual(plugin.config.parse(once), once);
-      assert.deepEqual(resolved(), once, "two parses of the same config agree");
+      assert.deepEqual(resolved(), resolved(), "two parses of the same config agree");
     });
 
     it("its hooks have the shapes the contract names", () => {
