@@ -43,7 +43,7 @@ async function raw(method: string, path: string, body?: string, headers = {}): P
       "content-type": "application/json",
       ...headers,
     },
-    body,
+    body: body ?? null,
   });
   await res.body?.cancel();
   return res.status;

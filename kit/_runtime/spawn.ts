@@ -20,11 +20,11 @@ export interface SpawnProgramOptions {
   /** The child's complete environment (nothing is inherited). */
   env: Record<string, string>;
   /** Kill the process group after this long; the result gets exit code 124. @default no limit */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Aborting kills the process group; the result gets 128+9. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Bytes written to the child's stdin, then closed. @default none (stdin reads EOF) */
-  stdin?: string | Uint8Array;
+  stdin?: string | Uint8Array | undefined;
   /** Keep at most this many bytes of stdout and of stderr each; the rest is dropped. @default no limit */
   maxOutputBytes?: number;
 }

@@ -33,9 +33,9 @@ export interface CommandSpec {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
-  stdin?: Uint8Array;
-  timeoutMs?: number;
-  signal?: AbortSignal;
+  stdin?: Uint8Array | undefined;
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 /** The sandbox a command runs in. */

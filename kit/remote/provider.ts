@@ -47,14 +47,14 @@ export interface SandboxCreation<H> {
 export interface ExecRequest {
   argv: string[];
   /** Absolute working directory, or the sandbox's default. */
-  cwd?: string;
-  env?: Record<string, string>;
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
   /** Bytes for stdin (providers whose exec has no stdin may ignore it: see `files`). */
-  stdin?: Uint8Array;
+  stdin?: Uint8Array | undefined;
   /** A bound the provider's request may carry, seconds (short commands only). */
-  timeoutS?: number;
+  timeoutS?: number | undefined;
   /** Ends the request early (the command itself is killed by the process-group protocol). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** What a finished exec returned (128+N when signal N killed the command). */
@@ -105,7 +105,7 @@ export interface SandboxJobs<H> {
 export interface ErrorDetail {
   /** The provider's HTTP status, when it answered with one. */
   statusCode?: number | null;
-  hint?: string;
+  hint?: string | undefined;
 }
 
 /** A remote sandbox provider (see the module doc). */

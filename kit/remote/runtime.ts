@@ -52,7 +52,7 @@ export interface RemoteRuntimeOptions {
   /** The owning run, noted in the ledger. */
   run?: string | null;
   /** Warnings (teardown problems). */
-  log?: (message: string) => void;
+  log?: ((message: string) => void) | undefined;
   /** What `stopConfirmed()` calls the handle it lacks after a best-effort stop. @default "handle" */
   handleName?: string;
 }

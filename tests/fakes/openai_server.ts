@@ -132,10 +132,8 @@ function textOf(content: unknown): string {
 /** The default script: echo the last user message. */
 function echo(body: Json): FakeReply {
   const messages = body.messages as Json[];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === "user") return { content: textOf(messages[i].content) };
-  }
-  return { content: "" };
+  const last = messages.findLast((m) => m.role === "user");
+  return { content: last ? textOf(last.content) : "" };
 }
 
 function validateMessages(messages: unknown): void {
@@ -450,8 +448,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         if (part) deltas.push({ tool_calls: [{ index: i, function: { arguments: part } }] });
       }
     });
-    for (let i = 0; i < deltas.length; i++) {
-      chunk(deltas[i]);
+    for (const [i, delta] of deltas.entries()) {
+      chunk(delta);
       // Pause after the first delta that carries something beyond the role.
       if (reply.pauseAfterFirstChunk && i === Math.min(1, deltas.length - 1)) {
         await reply.pauseAfterFirstChunk;

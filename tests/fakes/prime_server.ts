@@ -176,7 +176,7 @@ export interface PrimeFakeOptions {
   /** Status reads a new sandbox answers PENDING before RUNNING. @default 0 */
   readsUntilRunning?: number;
   /** Or: fake-clock ms after creation before RUNNING (checked on status reads). */
-  msUntilRunning?: number;
+  msUntilRunning?: number | undefined;
   /** Images built on first use: image → status reads spent building. */
   imageBuilds?: Record<string, number>;
   /** Images that fail: image → error type (`IMAGE_PULL_FAILED`, `OOM_KILLED`). */
@@ -250,7 +250,9 @@ export interface PrimeFake {
    */
   kill(id: string, how: { status?: string; errorType: string; errorMessage?: string }): void;
   /** Changes behaviour knobs at run time. */
-  options: Required<Omit<PrimeFakeOptions, "msUntilRunning">> & { msUntilRunning?: number };
+  options: Required<Omit<PrimeFakeOptions, "msUntilRunning">> & {
+    msUntilRunning?: number | undefined;
+  };
   close(): Promise<void>;
 }
 
@@ -650,7 +652,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
       }
     };
     const idMatch = path.match(/^\/api\/v1\/sandbox\/([^/]+)/);
-    const id = idMatch ? decodeURIComponent(idMatch[1]) : "";
+    const id = idMatch ? decodeURIComponent(idMatch[1]!) : "";
     switch (kind) {
       case "create": {
         const b = parseBody();

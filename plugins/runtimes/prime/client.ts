@@ -106,8 +106,8 @@ export interface ExecOptions {
   cwd?: string | null;
   env?: Record<string, string>;
   /** Command timeout in seconds. @default 300 */
-  timeoutS?: number;
-  signal?: AbortSignal;
+  timeoutS?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 /** What `read-file` returns. */
@@ -198,7 +198,7 @@ function controlError(res: HttpResponse, method: string, path: string): PrimeApi
 /** Joins signals: aborted when any is. */
 function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
   const list = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (list.length === 1) return list[0];
+  if (list.length === 1 && list[0]) return list[0];
   const ctrl = new AbortController();
   for (const s of list) {
     if (s.aborted) {
@@ -595,7 +595,8 @@ export class PrimeClient {
         if (e.transport === "http" && e.httpStatus === 409) {
           const ctx = await this.#contextOrEmpty(id);
           if (ctx.status !== "RUNNING") throw notRunning(id, ctx, e);
-          if (conflicts >= STATUS_CONFLICT_DELAYS_MS.length) {
+          const delayMs = STATUS_CONFLICT_DELAYS_MS[conflicts];
+          if (delayMs === undefined) {
             throw new PrimeApiError(
               `HTTP 409: sandbox ${id} returned 409 after ${
                 conflicts + 1
@@ -603,7 +604,8 @@ export class PrimeClient {
               { ...errInit(e), cause: e },
             );
           }
-          await sleep(STATUS_CONFLICT_DELAYS_MS[conflicts++] * this.#scale, sig);
+          conflicts++;
+          await sleep(delayMs * this.#scale, sig);
           continue;
         }
         if (isGatewayNotFound(e)) throw await this.#goneError(id, e);

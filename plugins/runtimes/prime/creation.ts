@@ -87,7 +87,7 @@ export async function waitForCreation(
   poller: StatusPoller,
   id: string,
   timing: CreationTiming,
-  options: { signal?: AbortSignal; log?: (m: string) => void } = {},
+  options: { signal?: AbortSignal | undefined; log?: ((m: string) => void) | undefined } = {},
 ): Promise<CreationOutcome> {
   const { signal, log } = options;
   let deadline = Date.now() + timing.budgetMs;

@@ -17,11 +17,11 @@ export interface HttpRequest {
   url: string;
   headers: Record<string, string>;
   /** Made fresh for every attempt (a FormData or stream cannot be sent twice). */
-  body?: () => BodyInit | undefined;
+  body?: (() => BodyInit | undefined) | undefined;
   /** Whole-exchange timeout (connect, headers and body). */
   timeoutMs: number;
   /** Cancels the request; the signal's reason is thrown as is. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** A response whose body was read completely. */
@@ -145,7 +145,7 @@ export async function sendOnce(fetchImpl: FetchLike, req: HttpRequest): Promise<
       res = await fetchImpl(req.url, {
         method: req.method,
         headers: req.headers,
-        body: req.body?.(),
+        body: req.body?.() ?? null,
         signal: d.signal,
         redirect: "follow",
       });
@@ -175,7 +175,7 @@ export async function sendStreaming(
     res = await fetchImpl(req.url, {
       method: req.method,
       headers: req.headers,
-      body: req.body?.(),
+      body: req.body?.() ?? null,
       signal: d.signal,
       redirect: "follow",
     });

@@ -55,7 +55,7 @@ export const DEFAULT_RUN_TIMING: PrimeRunTiming = {
 /** Options of a Prime runtime beyond its config. */
 export interface PrimeRuntimeOptions {
   /** Warnings (image builds, teardown problems). */
-  log?: (message: string) => void;
+  log?: ((message: string) => void) | undefined;
   /** The owning run, noted in the ledger. */
   run?: string | null;
   /** Connection settings. @default read from the environment at each start */
@@ -122,8 +122,8 @@ const encoder = new TextEncoder();
 export class PrimeProvider implements SandboxProvider<PrimeHandle> {
   readonly name = PRIME_PROVIDER;
   readonly createRate: { perMinute: number | null };
-  readonly jobs: SandboxProvider<PrimeHandle>["jobs"];
-  readonly files: SandboxProvider<PrimeHandle>["files"] = {
+  readonly jobs: NonNullable<SandboxProvider<PrimeHandle>["jobs"]>;
+  readonly files: NonNullable<SandboxProvider<PrimeHandle>["files"]> = {
     upload: (h, path, bytes) => h.client.upload(h.id, path, bytes),
     download: async (h, path) => {
       try {

@@ -21,7 +21,7 @@ interface Waiter {
   notBefore: number;
   resolve(r: PollResult): void;
   reject(e: unknown): void;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   onAbort?: () => void;
 }
 
