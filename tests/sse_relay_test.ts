@@ -15,6 +15,26 @@ import { inProcessClient } from "../lib/model/in_process_client.ts";
 
 const encode = (s: string) => new TextEncoder().encode(s);
 
+describe("SseSplitter", () => {
+  it("finds the same events however the stream is cut, CRLF and long events too", () => {
+    const long = "x".repeat(5000);
+    const text = `: hi\n\ndata: a\r\n\r\n\n\nevent: e\ndata: ${long}\ndata: b\n\ndata: [DONE]\n\n`;
+    const events = (pieces: string[]) => {
+      const s = new SseSplitter();
+      return [...pieces.flatMap((p) => s.push(encode(p))), ...s.end()];
+    };
+    const whole = events([text]);
+    assert.deepEqual(whole.map((e) => e.data), [null, "a", `${long}\nb`, "[DONE]"]);
+    assert.equal(whole[2]!.event, "e");
+    for (let cut = 1; cut < text.length; cut += cut < 40 ? 1 : 97) {
+      assert.deepEqual(events([text.slice(0, cut), text.slice(cut)]), whole, `cut at ${cut}`);
+    }
+    const small: string[] = [];
+    for (let i = 0; i < text.length; i += 7) small.push(text.slice(i, i + 7));
+    assert.deepEqual(events(small), whole);
+  });
+});
+
 describe("SseSplitter.verbatim", () => {
   it("is true only for input that is exactly whole events with LF line endings", () => {
     const s = new SseSplitter();

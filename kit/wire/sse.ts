@@ -40,6 +40,8 @@ export class SseSplitter {
   /** The last input ended on a newline byte (the decoder holds nothing back). */
   #atBoundary = true;
   #verbatim = false;
+  /** How much of the buffer's pending event has been searched for its end. */
+  #scanned = 0;
 
   /**
    * True when the events of the last {@link push}, each written back with
@@ -84,26 +86,38 @@ export class SseSplitter {
     const out = this.#drain();
     const rest = this.#buffer.replace(/\n+$/, "");
     this.#buffer = "";
+    this.#scanned = 0;
     if (rest.trim() !== "") out.push(parseEvent(rest));
     return out;
   }
 
+  /**
+   * Takes the complete events off the buffer. The buffer is read once per call: a long
+   * event arriving in many pieces is searched only where new text came in.
+   */
   #drain(): SseEvent[] {
     const out: SseEvent[] = [];
+    const buffer = this.#buffer;
+    let at = 0;
     for (;;) {
       // Skip blank lines between events.
-      const start = this.#buffer.search(/[^\n]/);
-      if (start === -1) {
+      while (at < buffer.length && buffer.charCodeAt(at) === NEWLINE) at++;
+      if (at >= buffer.length) {
         this.#buffer = "";
-        break;
+        this.#scanned = 0;
+        return out;
       }
-      if (start > 0) this.#buffer = this.#buffer.slice(start);
-      const end = this.#buffer.indexOf("\n\n");
-      if (end === -1) break;
-      out.push(parseEvent(this.#buffer.slice(0, end)));
-      this.#buffer = this.#buffer.slice(end + 2);
+      // The first pending event was searched up to #scanned before this text came in.
+      const end = buffer.indexOf("\n\n", Math.max(at, this.#scanned - 1));
+      this.#scanned = 0;
+      if (end === -1) {
+        this.#buffer = at > 0 ? buffer.slice(at) : buffer;
+        this.#scanned = this.#buffer.length;
+        return out;
+      }
+      out.push(parseEvent(buffer.slice(at, end)));
+      at = end + 2;
     }
-    return out;
   }
 }
 
