@@ -46,28 +46,38 @@ export function runtimeArgv(
     : [RUNTIMES.bun, script, ...args];
 }
 
-/** The deno.json tasks. */
-function denoTasks(): Record<string, string> {
-  return JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")).tasks;
-}
-
-/** The argv of a deno task running `deno` (deno.json `tasks.vf` by default), pinned Deno. */
-export function denoTaskArgv(task = "vf"): string[] {
-  const words = denoTasks()[task].split(/\s+/);
-  if (!words[0].endsWith("deno.sh")) throw new Error(`deno task ${task} does not run deno.sh`);
-  return [RUNTIMES.deno, ...words.slice(1).map((w) => w.endsWith(".ts") ? join(ROOT, w) : w)];
+/** The deno.json tasks of the checkout at `root`. */
+function denoTasks(root: string): Record<string, string> {
+  return JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).tasks;
 }
 
 /**
- * Builds the `vf` Bun binary into `dir` as it ships (scripts/build_binary.sh; a checkout
+ * The argv of a deno task running `deno` (deno.json `tasks.vf` by default) with the pinned
+ * Deno, in the checkout at `root` (default: this one).
+ */
+export function denoTaskArgv(task = "vf", root = ROOT): string[] {
+  const words = denoTasks(root)[task].split(/\s+/);
+  const at = words.findIndex((w) => w.endsWith("deno.sh"));
+  if (at < 0) throw new Error(`deno task ${task} does not run deno.sh`);
+  // NAME=value words before the command are the task's environment: passed by env(1)
+  const env = words.slice(0, at);
+  const argv = [
+    RUNTIMES.deno,
+    ...words.slice(at + 1).map((w) => w.endsWith(".ts") ? join(root, w) : w),
+  ];
+  return env.length ? ["env", ...env, ...argv] : argv;
+}
+
+/**
+ * Builds the `vf` Bun binary of the checkout at `root` (default: this one) into `dir` as it ships (scripts/build_binary.sh; a checkout
  * without that script: plain `bun build --compile`); returns its path.
  */
-export function buildBunBinary(dir: string): string {
+export function buildBunBinary(dir: string, root = ROOT): string {
   const bin = join(dir, "vf");
-  const script = join(ROOT, "scripts", "build_binary.sh");
+  const script = join(root, "scripts", "build_binary.sh");
   const [cmd, ...args] = existsSync(script)
     ? ["bash", script, bin]
-    : [RUNTIMES.bun, "build", "--compile", "--outfile", bin, join(ROOT, "cli.ts")];
+    : [RUNTIMES.bun, "build", "--compile", "--outfile", bin, join(root, "cli.ts")];
   const build = spawnSync(cmd, args, { stdio: ["ignore", "ignore", "inherit"] });
   if (build.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed`);
   return bin;

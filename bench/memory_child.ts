@@ -4,7 +4,7 @@
  * in-process. Samples RSS and the JS heap every 100 ms, and, when the engine exposes
  * `gc()` (`--v8-flags=--expose-gc` on Deno, `--expose-gc` on Bun), collects before the
  * last sample so that the heap still live after the run shows (what a leak would grow).
- * Prints `{n, wallMs, peakRssMB, peakHeapMB, heapAfterGcMB, episodes}` as JSON.
+ * Prints `{n, wallMs, cpuMs, peakRssMB, peakHeapMB, heapAfterGcMB, episodes}` as JSON.
  *
  * `deno run -A bench/memory_child.ts <url> <n> [c]`
  *
@@ -45,9 +45,18 @@ if (import.meta.main) {
   try {
     const loaded = await loadEvalConfig(evalArgs(url, Number(n), Number(c), out), { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
+    // VF_BENCH_GC_MS=<ms>: a full collection that often during the run (an experiment)
+    const gcMs = Number(process.env.VF_BENCH_GC_MS ?? 0);
+    const engine = globalThis as { gc?: () => void; Bun?: { gc(force: boolean): void } };
+    const collector = gcMs > 0
+      ? setInterval(() => engine.Bun ? engine.Bun.gc(true) : engine.gc?.(), gcMs)
+      : undefined;
+    const cpu = process.cpuUsage();
     const started = performance.now();
     const { summary } = await runEval(loaded, { runDir, cwd: out });
     const wallMs = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    clearInterval(collector);
     clearInterval(sampler);
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
@@ -55,6 +64,7 @@ if (import.meta.main) {
       JSON.stringify({
         n: Number(n),
         wallMs,
+        cpuMs: (used.user + used.system) / 1000,
         peakRssMB: peakRssMB(),
         peakHeapMB: mb(peakHeap),
         heapAfterGcMB: gc ? mb(process.memoryUsage().heapUsed) : null,

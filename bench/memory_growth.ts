@@ -6,7 +6,8 @@
  * per rollout and the growth is the collector's choice of heap size, which engine
  * settings decide; a growing live heap is a leak. With load averages.
  *
- * `deno run -A bench/memory_growth.ts [--small 2000] [--large 20000] [--c 50]`
+ * `deno run -A bench/memory_growth.ts [--small 2000] [--large 20000] [--c 50] [--only "a|b"]`
+ * (`--only`: the settings whose names start with one of the `|`-separated prefixes)
  *
  * @module
  */
@@ -16,7 +17,7 @@ import { BENCH, loadAverages, runChild, RUNTIMES, spawnMock } from "./common.ts"
 import { flag } from "./throughput.ts";
 
 /** Engine settings tried: the defaults and the memory-saving ones each engine offers. */
-const SETTINGS: { name: string; argv: string[] }[] = [
+const SETTINGS: { name: string; argv: string[]; env?: Record<string, string> }[] = [
   { name: "deno (default)", argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc"] },
   {
     name: "deno --max-semi-space-size=4",
@@ -26,8 +27,28 @@ const SETTINGS: { name: string; argv: string[] }[] = [
     name: "deno --optimize-for-size",
     argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc,--optimize-for-size"],
   },
+  {
+    name: "deno --optimize-for-size MALLOC_ARENA_MAX=2",
+    argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc,--optimize-for-size"],
+    env: { MALLOC_ARENA_MAX: "2" },
+  },
+  {
+    name: "deno MALLOC_ARENA_MAX=2",
+    argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc"],
+    env: { MALLOC_ARENA_MAX: "2" },
+  },
   { name: "bun (default)", argv: [RUNTIMES.bun, "--expose-gc"] },
   { name: "bun --smol", argv: [RUNTIMES.bun, "--smol", "--expose-gc"] },
+  {
+    name: "bun, full GC every 1 s",
+    argv: [RUNTIMES.bun, "--expose-gc"],
+    env: { VF_BENCH_GC_MS: "1000" },
+  },
+  {
+    name: "deno, full GC every 1 s",
+    argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc"],
+    env: { VF_BENCH_GC_MS: "1000" },
+  },
 ];
 
 if (import.meta.main) {
@@ -39,17 +60,15 @@ if (import.meta.main) {
     : null;
   const mock = await spawnMock(0, { runtime: "bun" });
   try {
-    for (const s of SETTINGS.filter((s) => only === null || s.name.startsWith(only))) {
+    const picked = only?.split("|");
+    for (const s of SETTINGS.filter((s) => !picked || picked.some((p) => s.name.startsWith(p)))) {
       const figures = [];
       for (const n of [small, large]) {
         const before = loadAverages();
-        const out = await runChild([
-          ...s.argv,
-          join(BENCH, "memory_child.ts"),
-          mock.url,
-          String(n),
-          String(c),
-        ]);
+        const out = await runChild(
+          [...s.argv, join(BENCH, "memory_child.ts"), mock.url, String(n), String(c)],
+          s.env,
+        );
         const r = JSON.parse(out.trim().split("\n").at(-1)!);
         if (r.episodes !== n) throw new Error(`${s.name}: ${r.episodes} of ${n} episodes`);
         figures.push(r);
@@ -58,7 +77,7 @@ if (import.meta.main) {
             r.peakHeapMB.toFixed(0)
           } MB, live heap after GC ${r.heapAfterGcMB?.toFixed(1) ?? "?"} MB, wall ${
             (r.wallMs / 1000).toFixed(1)
-          } s (${before} at start, ${loadAverages()} at end)`,
+          } s, CPU ${(r.cpuMs / 1000).toFixed(1)} s (${before} at start, ${loadAverages()} at end)`,
         );
       }
       console.log(

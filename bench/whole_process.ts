@@ -9,6 +9,10 @@
  * - promptfoo, when `node_modules/.bin/promptfoo` exists (same prompts, an `equals`
  *   assertion); skipped with a message otherwise.
  *
+ * With `--before <checkout>` (another checkout of this repository, its `node_modules`
+ * installed), its Bun binary and its `vf` under deno run join the rounds, so that two
+ * versions are compared in one run, under the same load.
+ *
  * Prints wall (median and range), peak RSS (highest), CPU, and the ratio of the median
  * wall to the median wall of the same runtime's floor, with the load averages of every
  * round. Figures only: nothing here is a test.
@@ -90,7 +94,7 @@ function writePromptfooConfig(dir: string, url: string, n: number): string {
 
 /** Runs the rounds and prints the table. */
 export async function wholeProcess(
-  options: { n: number; c: number; rounds: number },
+  options: { n: number; c: number; rounds: number; before?: string },
 ): Promise<Map<string, { wallMs: number; peakRssMB: number; ratio: number | null }>> {
   if (!canMeasureChildren()) {
     throw new Error("/usr/bin/time (GNU time) is needed for the peak RSS of a child process");
@@ -99,6 +103,9 @@ export async function wholeProcess(
   const env = { VF_BENCH_KEY: "sk-bench", NO_COLOR: "1" };
   const work = mkdtempSync(join(tmpdir(), "vf-bench-whole-"));
   const bin = buildBunBinary(work);
+  const beforeBin = options.before === undefined
+    ? null
+    : buildBunBinary(mkdtempSync(join(work, "before-")), options.before);
   const floorScript = join(BENCH, "fetch_floor.ts");
   const floorCheck = (_out: string, f: ChildFigures) => {
     if (JSON.parse(f.stdout.trim()).n !== n) throw new Error("the floor did not finish");
@@ -129,6 +136,23 @@ export async function wholeProcess(
       check: (out) => checkVfRun(out, n),
     },
   ];
+  if (options.before !== undefined && beforeBin !== null) {
+    const before = options.before;
+    contestants.push(
+      {
+        name: "vf Bun binary, before",
+        floor: "plain fetch, Bun",
+        argv: (url, out) => [beforeBin, "eval", ...evalArgs(url, n, c, out)],
+        check: (out) => checkVfRun(out, n),
+      },
+      {
+        name: "vf, deno run, before",
+        floor: "plain fetch, Deno",
+        argv: (url, out) => [...denoTaskArgv("vf", before), "eval", ...evalArgs(url, n, c, out)],
+        check: (out) => checkVfRun(out, n),
+      },
+    );
+  }
   const promptfoo = join(ROOT, "node_modules", ".bin", "promptfoo");
   if (existsSync(promptfoo)) {
     contestants.push({
@@ -189,23 +213,33 @@ export async function wholeProcess(
     const walls = runs.map((r) => r.wallMs);
     const wallMs = median(walls);
     const peakRssMB = Math.max(...runs.map((r) => r.peakRssMB));
-    const floor = k.floor === null ? null : median(seen.get(k.floor)!.map((r) => r.wallMs));
+    const floorRuns = k.floor === null ? null : seen.get(k.floor)!;
+    const floor = floorRuns === null ? null : median(floorRuns.map((r) => r.wallMs));
     const ratio = floor === null ? null : wallMs / floor;
+    const cpuMs = median(runs.map((r) => r.cpuMs));
+    const cpuRatio = floorRuns === null ? null : cpuMs / median(floorRuns.map((r) => r.cpuMs));
     result.set(k.name, { wallMs, peakRssMB, ratio });
     console.log(
-      `  ${k.name.padEnd(18)} wall ${(wallMs / 1000).toFixed(2)} s ` +
+      `  ${k.name.padEnd(22)} wall ${(wallMs / 1000).toFixed(2)} s ` +
         `(${(Math.min(...walls) / 1000).toFixed(2)}–${(Math.max(...walls) / 1000).toFixed(2)}), ` +
-        `peak RSS ${peakRssMB.toFixed(0)} MB, CPU ${
-          (median(runs.map((r) => r.cpuMs)) / 1000)
-            .toFixed(2)
-        } s` +
-        (ratio === null ? "" : `, ${ratio.toFixed(2)}x its floor (target ≤ 1.5x)`),
+        `peak RSS ${peakRssMB.toFixed(0)} MB, CPU ${(cpuMs / 1000).toFixed(2)} s` +
+        (ratio === null
+          ? ""
+          : `; ${ratio.toFixed(2)}x its floor's wall (target ≤ 1.5x), ${
+            cpuRatio!.toFixed(1)
+          }x its CPU`),
     );
   }
   return result;
 }
 
 if (import.meta.main) {
-  await wholeProcess({ n: flag("n", 2000), c: flag("c", 50), rounds: flag("rounds", 3) });
+  const at = process.argv.indexOf("--before");
+  await wholeProcess({
+    n: flag("n", 2000),
+    c: flag("c", 50),
+    rounds: flag("rounds", 3),
+    before: at > 0 ? process.argv[at + 1] : undefined,
+  });
   process.exit(0);
 }
