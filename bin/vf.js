@@ -35,6 +35,8 @@ const child = spawn(
   [
     "run",
     "-A",
+    // lets the run collect its heap at intervals (lib/run/heap_trim.ts)
+    "--v8-flags=--expose-gc",
     "--config",
     join(root, "deno.json"),
     join(root, "cli.ts"),

@@ -3,10 +3,12 @@
  * lazy source, run them, and hand each result on as soon as it is done. Nothing is
  * collected: memory holds at most `concurrency` items in flight, whatever the length of
  * the source. Aborting the signal stops pulling new items; items in flight finish (their
- * own code sees the same signal and winds down).
+ * own code sees the same signal and winds down). While a pool runs, its heap is collected
+ * at intervals (lib/run/heap_trim.ts), so a long run's memory stays near what it holds.
  *
  * @module
  */
+import { startHeapTrim } from "./heap_trim.ts";
 
 /** Live counters of a pool. */
 export interface PoolStats {
@@ -89,6 +91,11 @@ export async function runPool<S, R>(options: PoolOptions<S, R>): Promise<void> {
   };
 
   const n = Math.max(1, Math.floor(options.concurrency));
-  await Promise.all(Array.from({ length: n }, worker));
+  const stopTrim = startHeapTrim();
+  try {
+    await Promise.all(Array.from({ length: n }, worker));
+  } finally {
+    stopTrim();
+  }
   if (failure !== null) throw (failure as { error: unknown }).error;
 }
