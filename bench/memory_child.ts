@@ -1,9 +1,9 @@
 /**
  * One benchmark run in its own process, for the memory benchmarks: `vf eval` of `n`
  * addition rollouts (null harness, match judge, `c` in flight) against the mock at `url`,
- * in-process. Samples RSS and the JS heap every 100 ms, and, when the engine exposes
- * `gc()` (`--v8-flags=--expose-gc` on Deno, `--expose-gc` on Bun), collects before the
- * last sample so that the heap still live after the run shows (what a leak would grow).
+ * in-process. Samples the JS heap every 100 ms, and, when code may collect (Bun; Deno with
+ * `--v8-flags=--expose-gc`), collects at the end so that the heap still live after the run
+ * shows (what a leak would grow).
  * Prints `{n, wallMs, cpuMs, peakRssMB, peakHeapMB, heapAfterGcMB, episodes}` as JSON.
  *
  * `deno run -A bench/memory_child.ts <url> <n> [c]`
@@ -18,6 +18,7 @@ import process from "node:process";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { resolveRunDir } from "../lib/run/naming.ts";
 import { runEval } from "../lib/run/run_eval.ts";
+import { collectGarbage } from "../kit/_runtime/gc.ts";
 import { evalArgs } from "./common.ts";
 
 /** Peak resident set size of this process in MB: VmHWM on Linux, else maxRSS. */
@@ -45,21 +46,13 @@ if (import.meta.main) {
   try {
     const loaded = await loadEvalConfig(evalArgs(url, Number(n), Number(c), out), { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
-    // VF_BENCH_GC_MS=<ms>: a full collection that often during the run (an experiment)
-    const gcMs = Number(process.env.VF_BENCH_GC_MS ?? 0);
-    const engine = globalThis as { gc?: () => void; Bun?: { gc(force: boolean): void } };
-    const collector = gcMs > 0
-      ? setInterval(() => engine.Bun ? engine.Bun.gc(true) : engine.gc?.(), gcMs)
-      : undefined;
     const cpu = process.cpuUsage();
     const started = performance.now();
     const { summary } = await runEval(loaded, { runDir, cwd: out });
     const wallMs = performance.now() - started;
     const used = process.cpuUsage(cpu);
-    clearInterval(collector);
     clearInterval(sampler);
-    const gc = (globalThis as { gc?: () => void }).gc;
-    gc?.();
+    const gc = collectGarbage() ? collectGarbage : null;
     process.stdout.write(
       JSON.stringify({
         n: Number(n),
