@@ -55,7 +55,7 @@ export function tokenizeArgv(argv: readonly string[]): ParsedArgv {
   const out: ParsedArgv = { positional: [], files: [], flags: [], help: false, problems: [] };
   let seenFlag = false;
   for (let i = 0; i < argv.length; i++) {
-    const tok = argv[i];
+    const tok = argv[i]!;
     if (tok === "--help" || tok === "-h") {
       out.help = true;
       continue;
@@ -87,16 +87,22 @@ export function tokenizeArgv(argv: readonly string[]): ParsedArgv {
       const values: string[] = [];
       if (eq >= 0) values.push(tok.slice(eq + 1));
       else {
-        if (argv[i + 1] === "@" || (argv[i + 1]?.startsWith("@") && argv[i + 1].length > 1)) {
-          const next = argv[++i];
+        const next = argv[i + 1];
+        if (next?.startsWith("@")) {
+          i++;
           const path = next === "@" ? argv[++i] : next.slice(1);
           if (path === undefined) {
             out.problems.push(`${text} @ must be followed by a config file path`);
           } else out.files.push({ path, at: segments, flag: text });
           continue;
         }
-        while (i + 1 < argv.length && !isFlagToken(argv[i + 1]) && !argv[i + 1].startsWith("@")) {
-          values.push(argv[++i]);
+        for (
+          let v = next;
+          v !== undefined && !isFlagToken(v) && !v.startsWith("@");
+          v = argv[i + 1]
+        ) {
+          values.push(v);
+          i++;
         }
       }
       out.flags.push({ text, segments, values, index: i });
@@ -119,8 +125,8 @@ const BOOLEAN_WORDS = new Set(["true", "false", "1", "0", "yes", "no"]);
 /** `--resume <run-dir>` (or `--resume <run-dir>/configs/eval.json`) → a file layer + `--resume`. */
 function applyResumeSugar(out: ParsedArgv): void {
   for (const flag of out.flags) {
-    if (flag.text !== "--resume" || flag.values.length !== 1) continue;
-    const value = flag.values[0];
+    const [value, ...more] = flag.values;
+    if (flag.text !== "--resume" || value === undefined || more.length > 0) continue;
     if (BOOLEAN_WORDS.has(value.toLowerCase()) || value === "") continue;
     const file = /\.json$/i.test(value) ? value : `${value.replace(/\/+$/, "")}/configs/eval.json`;
     out.resumeDir = /\.json$/i.test(value)

@@ -67,7 +67,7 @@ function parseText(path: string, text: string): FileRead {
       return { ok: false, problem: `${path}: config is nested too deeply to parse` };
     }
     if (err instanceof TomlError) {
-      const first = err.message.split("\n")[0].replace(/^Invalid TOML document: /, "");
+      const first = (err.message.split("\n")[0] ?? "").replace(/^Invalid TOML document: /, "");
       return { ok: false, problem: `${path}:${err.line}:${err.column}: invalid TOML: ${first}` };
     }
     return { ok: false, problem: `${path}: invalid TOML: ${(err as Error).message}` };

@@ -96,21 +96,23 @@ export function getPath(root: unknown, path: readonly string[]): unknown {
 
 /** Sets the value at a path, creating plain objects on the way (lists on it are indexed). */
 export function setPath(root: Json, path: readonly string[], value: unknown): void {
+  const last = path.at(-1);
+  if (last === undefined) throw new Error("setPath: empty path");
   let cur: Json = root;
   for (const k of path.slice(0, -1)) {
     const next = getOwn(cur, k);
     if (!isPlainObject(next) && !Array.isArray(next)) setOwn(cur, k, {});
     cur = cur[k] as Json;
   }
-  setOwn(cur, path[path.length - 1], value);
+  setOwn(cur, last, value);
 }
 
 /** Wraps a value under a path: `nest(["a","b"], 1)` -> `{a: {b: 1}}`. */
 export function nest(path: readonly string[], value: unknown): unknown {
   let out = value;
-  for (let i = path.length - 1; i >= 0; i--) {
+  for (const key of [...path].reverse()) {
     const o: Json = {};
-    setOwn(o, path[i], out);
+    setOwn(o, key, out);
     out = o;
   }
   return out;

@@ -150,8 +150,8 @@ export function absorbPythonKeys(data: Json, source: (path: string) => string): 
   for (const rule of RULES) {
     const path = rule.path.split(".");
     const parent = parentOf(data, path);
-    const key = path[path.length - 1];
-    if (!parent || !(key in parent)) continue;
+    const key = path.at(-1);
+    if (!parent || key === undefined || !(key in parent)) continue;
     const value = parent[key];
     const isDefault = rule.defaults.some((d) => same(d, value));
     if (isDefault || rule.otherwise === "drop") {

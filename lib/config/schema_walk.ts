@@ -62,8 +62,9 @@ export function fieldInfo(schema: Any): FieldInfo {
     const opts = (d.options as Any[]).map((o) => fieldInfo(o));
     const nonNull = opts.filter((o) => o.kind !== "null");
     if (opts.some((o) => o.kind === "null")) nullable = true;
-    if (nonNull.length === 1) {
-      return { ...nonNull[0], nullable, hasDefault, defaultValue, description };
+    const [only, ...others] = nonNull;
+    if (only && others.length === 0) {
+      return { ...only, nullable, hasDefault, defaultValue, description };
     }
   }
   return { core: s, kind, nullable, hasDefault, defaultValue, description };
@@ -99,7 +100,7 @@ export function childSchema(schema: Any, key: string): Any | null {
   const d = def(info.core);
   if (info.kind === "object") {
     const shape = d.shape as Record<string, Any>;
-    if (Object.hasOwn(shape, key)) return shape[key];
+    if (Object.hasOwn(shape, key)) return shape[key] ?? null;
     if (d.catchall && def(d.catchall).type !== "never") return d.catchall;
     return null;
   }

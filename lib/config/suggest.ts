@@ -2,15 +2,16 @@
 export function editDistance(a: string, b: string): number {
   const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0];
+    let diag = i - 1; // prev[0] of the row before
     prev[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j];
-      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
+      const up = prev[j] ?? Infinity;
+      const left = prev[j - 1] ?? Infinity;
+      prev[j] = Math.min(up + 1, left + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
     }
   }
-  return prev[b.length];
+  return prev[b.length] ?? a.length;
 }
 
 /** The closest candidate to `word`, or null when none is close enough to be a typo. */

@@ -34,7 +34,7 @@ export interface LoadPluginOptions {
   /** Base directory for relative paths and bare packages. @default process.cwd() */
   cwd?: string;
   /** The launch's `vf.lock`: fetched specifiers resolve through it (see lock.ts). */
-  lock?: PluginLock;
+  lock?: PluginLock | undefined;
   /** Resolver settings for `http(s):`, `npm:` and `jsr:` specifiers (registries, cache). */
   fetch?: Omit<FetchOptions, "cwd" | "lock">;
 }
@@ -340,14 +340,15 @@ export function pickPlugin<K extends PluginKind>(
       {
         hint: abiMismatch
           ? "An export has a plugin ABI this verifiers-ts does not speak (expected abi: 1)"
-          : `Export the object made by define${kind[0].toUpperCase()}${
+          : `Export the object made by define${kind.charAt(0).toUpperCase()}${
             kind.slice(1)
           }(...) (default or named)`,
       },
     );
   }
   const ofKind = all.filter(([p]) => p.kind === kind);
-  if (ofKind.length === 0) {
+  const [only, ...others] = ofKind;
+  if (only === undefined) {
     const has = all.map(([p, names]) => `${p.kind} "${p.id}" (${names.join(", ")})`).join(", ");
     throw new PluginError(
       "plugin_wrong_kind",
@@ -359,7 +360,7 @@ export function pickPlugin<K extends PluginKind>(
       },
     );
   }
-  if (ofKind.length > 1) {
+  if (others.length > 0) {
     const list = ofKind.map(([p, names]) => `"${p.id}" (${names.join(", ")})`).join(", ");
     throw new PluginError(
       "plugin_ambiguous",
@@ -367,7 +368,7 @@ export function pickPlugin<K extends PluginKind>(
       { hint: `A module may export one plugin of each kind; split them into separate modules` },
     );
   }
-  return ofKind[0][0] as PluginOf<K>;
+  return only[0] as PluginOf<K>;
 }
 
 /** Resolves an id or specifier to the plugin of `kind` it names. */

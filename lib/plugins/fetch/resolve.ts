@@ -62,7 +62,7 @@ export interface FetchOptions {
   /** Environment lookup (registry settings). @default the process environment */
   env?: (name: string) => string | undefined;
   /** The launch's `vf.lock`. */
-  lock?: PluginLock;
+  lock?: PluginLock | undefined;
   /** How to import the fetched module. @default `VF_PLUGIN_IMPORT`, else by host */
   importMode?: ImportMode;
   /**
