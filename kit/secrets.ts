@@ -18,10 +18,10 @@ import { getAllEnv } from "./_runtime/env.ts";
 export const MASK = "***";
 
 /** Shortest value treated as a secret. */
-export const MIN_SECRET_CHARS = 8;
+const MIN_SECRET_CHARS = 8;
 
 /** Host variables that always hold credentials, whatever the config says. */
-export const CREDENTIAL_VARIABLES = [
+const CREDENTIAL_VARIABLES = [
   "OPENAI_API_KEY",
   "PRIME_API_KEY",
   "MODAL_TOKEN_ID",
@@ -55,7 +55,7 @@ export function addSecret(value: string | null | undefined): void {
 }
 
 /** Registers the values of the named variables (unset ones are skipped). */
-export function addSecretVariables(
+function addSecretVariables(
   names: Iterable<string | null | undefined>,
   env: Record<string, string | undefined> = getAllEnv(),
 ): void {
@@ -72,7 +72,7 @@ export function addHostSecrets(env: Record<string, string | undefined> = getAllE
 }
 
 /** Registers the userinfo (user name and password) of a URL. */
-export function addUrlSecrets(url: string | null | undefined): void {
+function addUrlSecrets(url: string | null | undefined): void {
   if (!url) return;
   try {
     const u = new URL(url);

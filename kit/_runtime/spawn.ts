@@ -40,9 +40,9 @@ export interface SpawnProgramResult extends ProgramResult {
 }
 
 /** Exit code of a program that cannot be found (as a shell reports it). */
-export const NOT_FOUND_EXIT_CODE = 127;
+const NOT_FOUND_EXIT_CODE = 127;
 /** Exit code of a program that was found but cannot be executed (as a shell reports it). */
-export const NOT_EXECUTABLE_EXIT_CODE = 126;
+const NOT_EXECUTABLE_EXIT_CODE = 126;
 
 const SIGKILL_NUMBER = constants.signals.SIGKILL ?? 9;
 /** How long to wait for the pipes to close after a kill before giving up on them. */

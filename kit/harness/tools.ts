@@ -31,11 +31,11 @@ export interface HostTool {
 }
 
 /** First sentence of the `bash` harness system prompt. */
-export const BASH_PROMPT =
+const BASH_PROMPT =
   "You are a coding agent. You have access to a bash tool for running shell commands.";
 
 /** Sentence appended to {@link BASH_PROMPT} when the edit tool is on. */
-export const EDIT_PROMPT =
+const EDIT_PROMPT =
   " You also have an edit tool for single-occurrence string replacement in a file.";
 
 /**

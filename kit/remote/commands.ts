@@ -22,7 +22,7 @@ import {
 import type { SandboxJobs, SandboxProvider } from "./provider.ts";
 
 /** Exit code of a command cancelled through its signal (128 + SIGKILL). */
-export const ABORT_EXIT_CODE = 137;
+const ABORT_EXIT_CODE = 137;
 /** After killing an attached command, how long to wait for its exec to end. */
 const KILL_GRACE_MS = 5000;
 /** Output tail read from a finished job (as the Prime SDK reads it). */

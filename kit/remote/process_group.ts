@@ -70,7 +70,7 @@ export function killCommand(pgidFile: string, exitFile?: string): string[] {
 }
 
 /** Where job directories live inside the sandbox. */
-export const JOB_ROOT = "/tmp/vf-jobs";
+const JOB_ROOT = "/tmp/vf-jobs";
 
 /**
  * The job driver, `sh -c JOB_DRIVER vf-job <dir> <cwd> <argv...>`: starts the command in a

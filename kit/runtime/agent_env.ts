@@ -11,7 +11,7 @@ import { getAllEnv, getEnv } from "../_runtime/env.ts";
 import type { ProgramResult, RunOptions, Runtime } from "./runtime.ts";
 
 /** Host variables every agent command gets (when set), besides `LC_*`. */
-export const HOST_ENV_ALLOWLIST = [
+const HOST_ENV_ALLOWLIST = [
   "PATH",
   "HOME",
   "USER",

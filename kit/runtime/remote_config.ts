@@ -8,12 +8,12 @@
 import { z } from "zod";
 
 /** Smallest allowed sandbox lifetime, seconds. */
-export const MIN_REMOTE_TIMEOUT_S = 60;
+const MIN_REMOTE_TIMEOUT_S = 60;
 /** Largest allowed (and default) sandbox lifetime, seconds. */
-export const MAX_REMOTE_TIMEOUT_S = 86_400;
+const MAX_REMOTE_TIMEOUT_S = 86_400;
 
 /** The message of an out-of-range lifetime (as verifiers words it). */
-export const TIMEOUT_RANGE_MESSAGE = "timeout must be between 60 and 86400 seconds";
+const TIMEOUT_RANGE_MESSAGE = "timeout must be between 60 and 86400 seconds";
 
 /** The `timeout` key of a remote runtime: hard sandbox lifetime in seconds. */
 export const remoteTimeoutSchema: z.ZodDefault<z.ZodNumber> = z.number().refine(
@@ -41,7 +41,7 @@ export const remoteWorkdirSchema: z.ZodDefault<z.ZodString> = z.string().refine(
 ).default("/app").describe("Working directory inside the sandbox (absolute)");
 
 /** True when `t` is an allowed lifetime. */
-export function isValidRemoteTimeout(t: number): boolean {
+function isValidRemoteTimeout(t: number): boolean {
   return Number.isFinite(t) && t >= MIN_REMOTE_TIMEOUT_S && t <= MAX_REMOTE_TIMEOUT_S;
 }
 
@@ -69,6 +69,3 @@ export function gbToMib(gb: number): number {
 export function coresToMilliCpu(cores: number): number {
   return Math.trunc(cores * 1000);
 }
-
-/** Ledger/limiter provider names. */
-export type RemoteProvider = "prime" | "modal";

@@ -22,7 +22,7 @@ export function wireRuntimeType(type: string): string {
 const EGRESS = ["allow", "block"];
 
 /** The keys Python's config of each runtime type has (`type` included). */
-export const PYTHON_RUNTIME_KEYS: Record<string, readonly string[]> = {
+const PYTHON_RUNTIME_KEYS: Record<string, readonly string[]> = {
   subprocess: ["type"],
   docker: ["type", ...EGRESS, "image", "workdir", "cpu", "memory", "gpu", "disk"],
   prime: [

@@ -32,15 +32,6 @@ import {
 /** How a reply is compared with the answer. */
 export type MatchMode = "exact" | "normalized" | "contains" | "numeric" | "regex";
 
-/** Every match mode. */
-export const MATCH_MODES: readonly MatchMode[] = [
-  "exact",
-  "normalized",
-  "contains",
-  "numeric",
-  "regex",
-];
-
 /** An extractor: `none`, `boxed`, `last_line`, `last_number` or `tag:<name>`. */
 export type Extractor = "none" | "boxed" | "last_line" | "last_number" | `tag:${string}`;
 
@@ -82,7 +73,7 @@ export function extractAnswer(reply: string, extract: string = "none"): string |
 }
 
 /** Turns an answer value (string, number, boolean) into text; other types are refused. */
-export function answerText(answer: unknown): string {
+function answerText(answer: unknown): string {
   if (typeof answer === "string") return answer;
   if (typeof answer === "number" || typeof answer === "boolean" || typeof answer === "bigint") {
     return String(answer);

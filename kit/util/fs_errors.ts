@@ -24,7 +24,7 @@ const WRITE_ERRNOS: Record<string, string> = {
 };
 
 /** An output file or directory that cannot be written. Exit code 2. */
-export class OutputError extends InputError {
+class OutputError extends InputError {
   /** The path that could not be written. */
   readonly path: string;
   /** The operating system's error code (`ENOSPC`, ...). */
@@ -47,7 +47,7 @@ export class OutputError extends InputError {
 }
 
 /** The errno code of an operating-system error we map, or null. */
-export function writeErrno(err: unknown): string | null {
+function writeErrno(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && Object.hasOwn(WRITE_ERRNOS, code) ? code : null;
 }

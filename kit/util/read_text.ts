@@ -17,7 +17,7 @@ export const MAX_PROMPT_FILE_BYTES = 1024 * 1024;
 export const MAX_TASKSET_FILE_BYTES = 256 * 1024 * 1024;
 
 /** Human size of a byte count (`8 MiB`, `512 KiB`, `17 bytes`). */
-export function formatBytes(n: number): string {
+function formatBytes(n: number): string {
   if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
   if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
   return `${n} bytes`;
@@ -27,7 +27,7 @@ export function formatBytes(n: number): string {
  * Offset of the first byte that is not part of a well-formed UTF-8 sequence (overlongs,
  * surrogates and code points past U+10FFFF count as bad), or -1 when all is UTF-8.
  */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
+function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;
   for (let b = bytes[i]; b !== undefined; b = bytes[i]) {
     if (b < 0x80) {

@@ -148,7 +148,7 @@ const PRIME_TO_CLIENT: Record<string, string> = {
  * URL (which it would otherwise choose) — and every other argument is `vf eval`'s.
  * Throws InputError.
  */
-export function translateTargetArgs(args: readonly string[]): string[] {
+function translateTargetArgs(args: readonly string[]): string[] {
   const out: string[] = [];
   const headers: Record<string, string> = {};
   let baseUrl = false;

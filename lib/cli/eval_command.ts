@@ -65,7 +65,7 @@ function section(title: string, rows: FieldHelp[]): string {
 }
 
 /** The help text of `vf eval`, narrowed to the plugins the given ids resolve to. */
-export function evalHelp(loaded: LoadedConfig): string {
+function evalHelp(loaded: LoadedConfig): string {
   const rows = describeFields(loaded.schema as z.ZodType);
   const take = (prefix: string) => {
     const picked = rows.filter((r) => r.flag.startsWith(prefix));

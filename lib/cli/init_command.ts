@@ -45,7 +45,7 @@ export function initParams(kind: string, name: string): InitParams {
 }
 
 /** Writes the package into `dir` (created; must be absent or empty). Returns the files. */
-export function scaffoldPlugin(params: InitParams, dir: string): string[] {
+function scaffoldPlugin(params: InitParams, dir: string): string[] {
   if (existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length > 0)) {
     throw new InputError("init_target_exists", `Cannot run \`vf init\`: ${dir} is not empty`, {
       hint: "Pick a new directory with --dir",

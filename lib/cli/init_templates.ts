@@ -29,11 +29,11 @@ export interface InitParams {
 export const BUNDLE_BANNER = '// @ts-self-types="../plugin.d.ts"';
 
 /** The npm `bundle` script: `mod.ts` -> one self-contained ESM file, with Bun. */
-export const BUNDLE_SCRIPT = "bun build ./mod.ts --target=node --format=esm " +
+const BUNDLE_SCRIPT = "bun build ./mod.ts --target=node --format=esm " +
   `--outfile dist/plugin.js --banner '${BUNDLE_BANNER}'`;
 
 /** The deno.json `bundle` task: the same with `deno bundle`, then the banner line. */
-export const DENO_BUNDLE_TASK = "deno bundle --platform=deno -o dist/plugin.js mod.ts && " +
+const DENO_BUNDLE_TASK = "deno bundle --platform=deno -o dist/plugin.js mod.ts && " +
   `deno eval "import { readFileSync, writeFileSync } from 'node:fs'; ` +
   `const f = 'dist/plugin.js'; ` +
   `writeFileSync(f, '// @ts-self-types=\\"../plugin.d.ts\\"\\n' + readFileSync(f, 'utf8'))"`;

@@ -26,7 +26,7 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import { err, out } from "./output.ts";
 
 /** The help text of `vf run`. */
-export const RUN_USAGE = `Usage: vf run <script.ts> [args...]
+const RUN_USAGE = `Usage: vf run <script.ts> [args...]
 
 Runs a TypeScript or JavaScript script in which "@verifiers/verifiers-ts" and "zod"
 resolve to this vf's own copies: nothing needs to be installed, so an image holding only

@@ -31,7 +31,7 @@ export function everyEpisodeErrored(s: RunSummary): boolean {
 }
 
 /** Episodes the run still owes: errored ones are redone by a resume, missing ones run. */
-export function owedEpisodes(s: RunSummary): number {
+function owedEpisodes(s: RunSummary): number {
   return Math.max(0, s.counts.expected - (s.counts.episodes - s.counts.errored_episodes));
 }
 

@@ -85,7 +85,7 @@ async function listCommand(json: boolean): Promise<number> {
  * entry (a create request with no id known) is reconciled with the provider's listing: every
  * live sandbox with its name is stopped, then the entry goes. Returns the ids stopped.
  */
-export async function gcEntry(
+async function gcEntry(
   entry: LedgerEntry,
   log?: (m: string) => void,
 ): Promise<string[]> {

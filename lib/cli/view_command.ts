@@ -14,7 +14,7 @@ import { serveRuns } from "../view/server.ts";
 import { err, out } from "./output.ts";
 
 /** The help text of `vf view`. */
-export const VIEW_USAGE = `vf view — look at runs in the browser
+const VIEW_USAGE = `vf view — look at runs in the browser
 
 Usage:
   vf view <run-dir> [<run-dir> ...] [--port <n>]   serve a page on 127.0.0.1 and print its URL

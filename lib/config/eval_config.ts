@@ -31,7 +31,7 @@ const optInt = (what: string): NullableField<z.ZodNumber> =>
   z.number().int().min(1).nullable().default(null).describe(what);
 
 /** Whole-rollout / whole-episode retry policy. */
-export const RetryConfig: z.ZodObject<{
+const RetryConfig: z.ZodObject<{
   max_retries: z.ZodDefault<z.ZodNumber>;
   include: StringList;
   exclude: StringList;
@@ -44,7 +44,7 @@ export const RetryConfig: z.ZodObject<{
 });
 
 /** A plugged scoring function: `{fn, priority[, weight]}`. */
-export const PluggedHook: z.ZodObject<{
+const PluggedHook: z.ZodObject<{
   fn: NullableField<z.ZodString>;
   priority: NullableField<z.ZodNumber>;
 }, z.core.$strict> = z.strictObject({
@@ -53,7 +53,7 @@ export const PluggedHook: z.ZodObject<{
 });
 
 /** A plugged reward: a {@link PluggedHook} with a finite weight. */
-export const PluggedReward: z.ZodObject<{
+const PluggedReward: z.ZodObject<{
   fn: NullableField<z.ZodString>;
   priority: NullableField<z.ZodNumber>;
   weight: NullableField<z.ZodNumber>;
@@ -63,7 +63,7 @@ export const PluggedReward: z.ZodObject<{
 });
 
 /** The run's model client. */
-export const ClientConfig = z.strictObject({
+const ClientConfig = z.strictObject({
   ...clientFields,
   stall_timeout: z.number().positive().nullable().default(600).describe(
     "Seconds without a byte from the provider before a model call fails (504); null waits forever",
@@ -71,7 +71,7 @@ export const ClientConfig = z.strictObject({
 });
 
 /** Sampling settings: known keys typed, extra provider keys passed through. */
-export const SamplingConfig = z.object({
+const SamplingConfig = z.object({
   temperature: z.number().nullable().default(null).describe("Sampling temperature"),
   top_p: z.number().nullable().default(null).describe("Nucleus sampling"),
   max_tokens: z.number().int().min(1).nullable().default(null).describe(
@@ -85,7 +85,7 @@ export const SamplingConfig = z.object({
 export type JudgeEntry = JudgeFields & Record<string, unknown>;
 
 /** Common keys of the taskset table. */
-export function taskConfigSchema(judges: z.ZodType<JudgeEntry[]>) {
+function taskConfigSchema(judges: z.ZodType<JudgeEntry[]>) {
   return z.strictObject({
     judges,
     rewards: z.record(z.string(), PluggedReward).default({}).describe("Plugged rewards by name"),
@@ -124,7 +124,7 @@ export type PluggedHookEntry = z.output<typeof PluggedHook>;
 export type PluggedRewardEntry = z.output<typeof PluggedReward>;
 
 /** Stage timeouts of one rollout, in seconds (null = none). */
-export const StageTimeoutsConfig: z.ZodObject<{
+const StageTimeoutsConfig: z.ZodObject<{
   setup: NullableField<z.ZodNumber>;
   rollout: NullableField<z.ZodNumber>;
   finalize: NullableField<z.ZodNumber>;
@@ -140,7 +140,7 @@ export const StageTimeoutsConfig: z.ZodObject<{
 export type StageTimeouts = z.output<typeof StageTimeoutsConfig>;
 
 /** Per-rollout limits, checked before each model call (null = no limit). */
-export const SessionLimitsShape: {
+const SessionLimitsShape: {
   max_turns: NullableField<z.ZodNumber>;
   max_input_tokens: NullableField<z.ZodNumber>;
   max_output_tokens: NullableField<z.ZodNumber>;

@@ -373,12 +373,12 @@ function protoKeyPaths(data: unknown): string[][] {
 }
 
 /** Longest value (all of one flag's values together) a flag takes. */
-export const MAX_FLAG_VALUE_CHARS = 1024 * 1024;
+const MAX_FLAG_VALUE_CHARS = 1024 * 1024;
 /** Longest `run.name` / `run.dir` segment, in bytes (the usual file name limit). */
-export const MAX_NAME_BYTES = 255;
+const MAX_NAME_BYTES = 255;
 
 /** Why `text` is not an http(s) URL, or null when it is one. */
-export function urlProblem(text: string): string | null {
+function urlProblem(text: string): string | null {
   let url: URL;
   try {
     url = new URL(text);

@@ -27,7 +27,7 @@ export function setOwn(obj: Json, key: string, value: unknown): void {
 }
 
 /** The own property `key` of `obj`, or undefined (never an inherited one). */
-export function getOwn(obj: Json, key: string): unknown {
+function getOwn(obj: Json, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 

@@ -77,23 +77,6 @@ export function objectShape(schema: Any): Record<string, Any> | null {
   return def(info.core).shape as Record<string, Any>;
 }
 
-/** True when an object schema rejects unknown keys. */
-export function isStrictObject(schema: Any): boolean {
-  const info = fieldInfo(schema);
-  if (info.kind !== "object") return false;
-  const catchall = def(info.core).catchall;
-  return catchall !== undefined && def(catchall).type === "never";
-}
-
-/** True when an object schema accepts unknown keys (passthrough or catchall). */
-export function acceptsExtraKeys(schema: Any): boolean {
-  const info = fieldInfo(schema);
-  if (info.kind === "record") return true;
-  if (info.kind !== "object") return false;
-  const catchall = def(info.core).catchall;
-  return catchall !== undefined && def(catchall).type !== "never";
-}
-
 /** The schema of values of a record, the catchall of an object, or the element of an array. */
 export function childSchema(schema: Any, key: string): Any | null {
   const info = fieldInfo(schema);
@@ -113,7 +96,7 @@ export function childSchema(schema: Any, key: string): Any | null {
 }
 
 /** The allowed values of an enum or literal schema. */
-export function enumValues(schema: Any): unknown[] | null {
+function enumValues(schema: Any): unknown[] | null {
   const info = fieldInfo(schema);
   const d = def(info.core);
   if (info.kind === "enum") return Object.values(d.entries as Record<string, unknown>);
@@ -122,7 +105,7 @@ export function enumValues(schema: Any): unknown[] | null {
 }
 
 /** Element schema of an array field. */
-export function arrayElement(schema: Any): Any | null {
+function arrayElement(schema: Any): Any | null {
   const info = fieldInfo(schema);
   return info.kind === "array" ? def(info.core).element : null;
 }

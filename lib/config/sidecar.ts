@@ -11,7 +11,7 @@ import { basename, dirname, isAbsolute, join } from "node:path";
 import { isPlainObject, type Json } from "./merge.ts";
 
 /** The sidecar's file name, inside a run's `configs/`. */
-export const SIDECAR_FILE = "verifiers-ts.json";
+const SIDECAR_FILE = "verifiers-ts.json";
 
 /** The sidecar of a run directory. */
 export function sidecarPath(runDir: string): string {

@@ -12,7 +12,7 @@ import type { ChatMessage, ChatRequestBody } from "../../kit/wire/chat.ts";
 import type { DialectOutcome } from "../../kit/wire/dialect.ts";
 
 /** Settings recorded in `ModelCall.sampling` when present in the body sent upstream. */
-export const CHAT_SAMPLING_KEYS: readonly string[] = [
+const CHAT_SAMPLING_KEYS: readonly string[] = [
   "temperature",
   "top_p",
   "max_tokens",
@@ -40,7 +40,7 @@ function optionalNum(value: unknown): number | null {
 }
 
 /** The finish reasons a trace records (`FinishReason`, verifiers/v1/types.py@a60a606). */
-export const FINISH_REASONS: readonly string[] = ["stop", "length", "tool_calls"];
+const FINISH_REASONS: readonly string[] = ["stop", "length", "tool_calls"];
 
 /** A provider's finish reason as the trace records it: anything else becomes null. */
 export function normalizeFinishReason(

@@ -95,7 +95,7 @@ export class ChatStreamAccumulator {
 }
 
 /** True for a streamed chunk that carries only usage (`choices: []`). */
-export function isUsageOnlyChunk(chunk: unknown): boolean {
+function isUsageOnlyChunk(chunk: unknown): boolean {
   return isRecord(chunk) && Array.isArray(chunk.choices) && chunk.choices.length === 0 &&
     isRecord(chunk.usage);
 }

@@ -123,7 +123,7 @@ export function addMessages(
 }
 
 /** Appends the model's response as a sampled node under `parent`; returns its index. */
-export function addSampled(
+function addSampled(
   nodes: MessageNode[],
   parent: number | null,
   message: Message,

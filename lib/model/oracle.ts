@@ -57,7 +57,7 @@ export interface Oracle {
 }
 
 /** The oracle's state and request handler (serve it with {@link startOracleServer}). */
-export function createOracle(): Oracle {
+function createOracle(): Oracle {
   const sessions = new Map<string, Solution>();
   let counter = 0;
 
@@ -125,7 +125,7 @@ export function createOracle(): Oracle {
 }
 
 /** The base URL of an in-process oracle: a name in messages, never dialled. */
-export const IN_PROCESS_ORACLE_URL = "http://oracle.in-process/v1";
+const IN_PROCESS_ORACLE_URL = "http://oracle.in-process/v1";
 
 /** An oracle reached in-process, and the provider client that reaches it. */
 export interface InProcessOracle extends OracleServer {

@@ -25,7 +25,7 @@ import { integrityConflict, strongestHash } from "./fetch/integrity.ts";
 export const LOCK_FILE_NAME = "vf.lock";
 
 /** Format version written in the lock file. */
-export const LOCK_FORMAT_VERSION = 1;
+const LOCK_FORMAT_VERSION = 1;
 
 /** How a lock is used: honoured only (`read`), written (`update`), or fixed (`frozen`). */
 export type LockMode = "read" | "update" | "frozen";

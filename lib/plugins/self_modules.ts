@@ -16,7 +16,7 @@ export const SELF_NAME: string = denoConfig.name;
 export const TEST_MODULE = "vf-run:node-test";
 
 /** The kit's public module, served as `@verifiers/verifiers-ts/kit`. */
-export const KIT_NAME = `${denoConfig.name}/kit`;
+const KIT_NAME = `${denoConfig.name}/kit`;
 
 let provided: Promise<void> | null = null;
 let loadLibrary: () => Promise<Record<string, unknown>> = () => import("../../kit/mod.ts");

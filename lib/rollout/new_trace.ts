@@ -16,7 +16,7 @@ import { VERSION } from "../../kit/version.ts";
  * reports without package metadata (`verifiers/__init__.py@a60a606`), so no Python release
  * is claimed; `producer` names this tool (Python ignores the extra field).
  */
-export const PRODUCER_BUILD = {
+const PRODUCER_BUILD = {
   version: "0.0.0+unknown",
   commit: null,
   producer: `verifiers-ts ${VERSION}`,

@@ -66,7 +66,7 @@ export function judgeRewardKey(
 }
 
 /** True when a judge result is `{reward, metrics}` rather than a plain score value. */
-export function isJudgeScore(value: JudgeResult): value is JudgeScore {
+function isJudgeScore(value: JudgeResult): value is JudgeScore {
   return typeof value === "object" && value !== null && "metrics" in value &&
     typeof (value as { metrics: unknown }).metrics === "object" &&
     (value as { metrics: unknown }).metrics !== null;

@@ -22,7 +22,7 @@ import { asOutputError } from "../../kit/util/fs_errors.ts";
 import { isMaskedUrl, MASK, maskUrl, redact } from "../../kit/secrets.ts";
 
 /** Options of one invocation: never saved (a resume may change them). */
-export const INVOCATION_ONLY_KEYS = ["display", "fail_on_error"] as const;
+const INVOCATION_ONLY_KEYS = ["display", "fail_on_error"] as const;
 
 /** Root keys saved in the sidecar only. */
 const SIDECAR_ROOT_KEYS = ["seed"] as const;

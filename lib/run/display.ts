@@ -87,7 +87,7 @@ export function formatDuration(seconds: number): string {
 const fmt = (v: number | null, digits = 3) => (v === null ? "—" : v.toFixed(digits));
 
 /** The figures of a snapshot as short texts. */
-export function progressFigures(p: ProgressSnapshot) {
+function progressFigures(p: ProgressSnapshot) {
   const ran = p.done - p.kept;
   const rate = p.elapsedS > 0 ? ran / p.elapsedS : 0;
   const left = Math.max(0, p.total - p.done);

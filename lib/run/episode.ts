@@ -39,7 +39,7 @@ function envError(message: string): TraceErrorRecord {
 }
 
 /** The episode deadline's error, worded as Python's `Env.run_episode` words it. */
-export function episodeTimeoutError(seconds: number): TraceErrorRecord {
+function episodeTimeoutError(seconds: number): TraceErrorRecord {
   return traceErrorRecord(
     "TimeoutError",
     `SingleAgentEnv.run() exceeded its ${seconds}s deadline (--env.timeout.episode)`,
@@ -53,7 +53,7 @@ function errorTypes(ep: Episode): Set<string> {
 }
 
 /** True when a failed episode may be retried under `policy` (exclude wins over include). */
-export function episodeRetryable(ep: Episode, policy: RetryPolicy): boolean {
+function episodeRetryable(ep: Episode, policy: RetryPolicy): boolean {
   const types = errorTypes(ep);
   if (types.size === 0) return false;
   for (const t of types) if (policy.exclude.includes(t)) return false;

@@ -14,7 +14,7 @@ import { normalizeId } from "../plugins/specifier.ts";
  * gives its package name without scope, range or subpath, so `npm:my-tasks@^0.1` and
  * `npm:@acme/my-tasks@^0.1` both name runs `my-tasks--...`.
  */
-export function shortId(id: string): string {
+function shortId(id: string): string {
   const [, pkg] = /^(?:npm|jsr):\/?(?:@[^/@]+\/)?([^/@]+)/i.exec(id) ?? [];
   if (pkg !== undefined) return normalizeId(pkg).replace(/[^a-z0-9._+-]+/g, "-") || "plugin";
   const base = normalizeId(id.replace(/\/mod\.[jt]s$/, "").replace(/\.[mc]?[jt]s$/, ""));

@@ -43,7 +43,7 @@ import { readSidecarBeside } from "../config/sidecar.ts";
 import { readLines } from "./traces_file.ts";
 
 /** Config keys a resume may change: they steer how a launch reports, not what it runs. */
-export const RESUME_MAY_CHANGE = ["display", "verbose", "fail_on_error"] as const;
+const RESUME_MAY_CHANGE = ["display", "verbose", "fail_on_error"] as const;
 
 function comparable(dump: Record<string, unknown>): Record<string, unknown> {
   const copy = { ...dump };
@@ -52,7 +52,7 @@ function comparable(dump: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The top-level keys whose values differ between two dumped configs (sorted). */
-export function differingKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+function differingKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys].filter((k) =>
     !(k in a) || !(k in b) || pythonJsonDumps(a[k]) !== pythonJsonDumps(b[k])

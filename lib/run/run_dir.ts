@@ -21,7 +21,7 @@ import { InputError } from "../../kit/errors.ts";
 import { redact } from "../../kit/secrets.ts";
 
 /** True when `child` is strictly inside `parent`. */
-export function isStrictlyInside(child: string, parent: string): boolean {
+function isStrictlyInside(child: string, parent: string): boolean {
   const rel = relative(resolve(parent), resolve(child));
   return rel !== "" && !rel.startsWith("..") && !rel.startsWith(sep) && rel !== ".";
 }

@@ -81,7 +81,7 @@ function errorsOf(list: unknown): RowError[] {
 }
 
 /** `Σ score × weight` over the non-null rewards of a trace (weight 1 when absent). */
-export function rewardOf(rewards: unknown): number {
+function rewardOf(rewards: unknown): number {
   let sum = 0;
   if (!isObj(rewards)) return sum;
   for (const r of Object.values(rewards)) {

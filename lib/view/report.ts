@@ -19,7 +19,7 @@ import { episodeItem, runView } from "./run_view.ts";
 export const CHUNK = 64;
 
 /** The report's HTML for `runs`. */
-export function reportHtml(runs: RunIndex[]): string {
+function reportHtml(runs: RunIndex[]): string {
   const chunks: string[][] = [];
   const data = {
     chunk: CHUNK,

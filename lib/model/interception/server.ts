@@ -80,7 +80,7 @@ class ClosedSecrets {
 }
 
 /** The sessions of one server and the handler that serves them, whatever the transport. */
-export class InterceptionRouter {
+class InterceptionRouter {
   readonly sessions = new Map<string, Session>();
   readonly #closed = new ClosedSecrets();
   readonly #dialects: readonly Dialect[];

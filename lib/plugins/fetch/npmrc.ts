@@ -13,10 +13,10 @@ import { dirname, join, resolve } from "node:path";
 import { getEnv } from "../../../kit/_runtime/env.ts";
 
 /** The public npm registry. */
-export const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
+const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
 
 /** JSR's npm-compatible registry (packages named `@jsr/<scope>__<name>`). */
-export const DEFAULT_JSR_REGISTRY = "https://npm.jsr.io/";
+const DEFAULT_JSR_REGISTRY = "https://npm.jsr.io/";
 
 /** Resolved registry settings. */
 export interface RegistrySettings {

@@ -46,7 +46,7 @@ export interface PackumentResult {
 const ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*";
 
 /** Per-request timeouts of the registry client. */
-export const REGISTRY_TIMEOUT_MS = { metadata: 30_000, tarball: 120_000 } as const;
+const REGISTRY_TIMEOUT_MS = { metadata: 30_000, tarball: 120_000 } as const;
 
 function errorText(err: unknown): string {
   if (err instanceof Error) {

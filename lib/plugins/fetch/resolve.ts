@@ -93,7 +93,7 @@ export interface FetchedPlugin {
 }
 
 /** The registry settings these options give. */
-export function fetchSettings(options: FetchOptions): RegistrySettings {
+function fetchSettings(options: FetchOptions): RegistrySettings {
   return registrySettings({
     cwd: options.cwd,
     registry: options.registry,

@@ -70,7 +70,7 @@ function comparePre(a: (string | number)[], b: (string | number)[]): number {
 }
 
 /** Orders two versions: negative when `a < b`, 0 when equal, positive when `a > b`. */
-export function compareVersions(a: SemVer, b: SemVer): number {
+function compareVersions(a: SemVer, b: SemVer): number {
   return a.major - b.major || a.minor - b.minor || a.patch - b.patch ||
     comparePre(a.prerelease, b.prerelease);
 }

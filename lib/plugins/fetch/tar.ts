@@ -22,7 +22,7 @@ export interface TarEntry {
 }
 
 /** Refuses archives whose unpacked size exceeds this (a decompression bomb guard). */
-export const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
+const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
 
 const decoder = new TextDecoder();
 
@@ -132,7 +132,7 @@ export function readTar(tar: Uint8Array): TarEntry[] {
  * The safe relative path of a package entry: first component stripped, no absolute
  * path, no `..`; null when the entry must be skipped.
  */
-export function packagePath(entryPath: string): string | null {
+function packagePath(entryPath: string): string | null {
   const parts = entryPath.replaceAll("\\", "/").split("/").filter((p) => p !== "" && p !== ".");
   if (parts.length < 2) return null;
   const rest = parts.slice(1);

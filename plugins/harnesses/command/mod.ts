@@ -16,7 +16,7 @@ import { z } from "zod";
 import { defineHarness, promptText, toChatMessages } from "../../../kit/mod.ts";
 
 /** Variable naming the file that holds the initial messages as JSON. */
-export const MESSAGES_FILE_VAR = "VF_MESSAGES_FILE";
+const MESSAGES_FILE_VAR = "VF_MESSAGES_FILE";
 
 const varName = z.string().regex(
   /^[A-Za-z_][A-Za-z0-9_]*$/,

@@ -51,7 +51,7 @@ export type MatchJudgeConfig = z.infer<typeof matchJudgeConfig>;
  * Scores one trace: 1 when its last reply matches the task's answer field, else 0;
  * `{}` (no score) for a task without the field when `missing = "skip"`.
  */
-export function scoreMatch(
+function scoreMatch(
   ctx: Pick<JudgeContext<MatchJudgeConfig>, "judge" | "task" | "trace">,
 ): 0 | 1 | Record<string, never> {
   const cfg = ctx.judge;

@@ -42,11 +42,8 @@ export const referenceJudgeConfig = z.object({
   ).describe("The (positive, negative) verdict labels; the positive one scores 1"),
 });
 
-/** The resolved config of a `reference` judge entry. */
-export type ReferenceJudgeConfig = z.infer<typeof referenceJudgeConfig>;
-
 /** The prompt a `reference` judge sends, from its fields (built-in template: fenced). */
-export function referencePrompt(
+function referencePrompt(
   template: string | null,
   fields: {
     question: string;
@@ -66,7 +63,7 @@ export function referencePrompt(
 }
 
 /** Scores one trace with a `reference` judge: 1 or 0, or throws a `TaskError`. */
-export async function scoreReference(
+async function scoreReference(
   ctx: JudgeContext<JudgeConfig<typeof referenceJudgeConfig>>,
 ): Promise<number> {
   const cfg = ctx.judge;

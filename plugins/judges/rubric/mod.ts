@@ -61,7 +61,7 @@ export const rubricJudgeConfig = z.object({
 export type RubricJudgeConfig = z.infer<typeof rubricJudgeConfig>;
 
 /** One criterion of a rubric file. */
-export const criterionSchema = z.strictObject({
+const criterionSchema = z.strictObject({
   name: z.string().min(1),
   text: z.string(),
   weight: anyNumber.default(1),
@@ -238,7 +238,7 @@ export function parseVerdictsText(text: string): CriterionVerdict[] {
 }
 
 /** The verdicts of a structured-output reply (the whole text is the JSON object). */
-export function parseVerdictsStructured(text: string): CriterionVerdict[] {
+function parseVerdictsStructured(text: string): CriterionVerdict[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -254,7 +254,7 @@ export function parseVerdictsStructured(text: string): CriterionVerdict[] {
 }
 
 /** The criterion line of a prompt: `- <name>: <text> (answer one of, worst to best: a, b)`. */
-export function criterionLine(c: Criterion): string {
+function criterionLine(c: Criterion): string {
   return `- ${c.name}: ${c.text} (answer one of, worst to best: ${c.choices.join(", ")})`;
 }
 
@@ -262,7 +262,7 @@ export function criterionLine(c: Criterion): string {
  * Scores a batch's verdicts: each criterion exactly once, each verdict one of its choices
  * (exact, else case-insensitive), scoring rank / (n − 1). Throws a `TaskError` otherwise.
  */
-export function scoreVerdicts(
+function scoreVerdicts(
   batch: Criterion[],
   verdicts: CriterionVerdict[],
 ): Record<string, number> {
@@ -293,7 +293,7 @@ export function scoreVerdicts(
 }
 
 /** The prompt for one batch (built-in template: question and response fenced). */
-export function rubricPrompt(
+function rubricPrompt(
   template: string | null,
   fields: { question: string; response: string; reference: string | null; batch: Criterion[] },
 ): string {
@@ -363,7 +363,7 @@ async function gradeAll(
 }
 
 /** Scores one trace with a `rubric` judge: the weighted mean and one metric per criterion. */
-export async function scoreRubric(
+async function scoreRubric(
   ctx: JudgeContext<JudgeConfig<typeof rubricJudgeConfig>>,
 ): Promise<JudgeScore> {
   const cfg = ctx.judge;

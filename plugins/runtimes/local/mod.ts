@@ -32,7 +32,7 @@ import {
 } from "../../../kit/mod.ts";
 
 /** Config keys of the `local` runtime. */
-export const LocalRuntimeConfig = z.object({
+const LocalRuntimeConfig = z.object({
   workdir_root: z.string().nullable().default(null).describe(
     "Directory in which each rollout's working directory is created; null = the OS temp directory",
   ),
@@ -82,7 +82,7 @@ function readyRoot(root: string): Promise<string> {
 }
 
 /** A {@link Runtime} whose commands are subprocesses of this process. */
-export class LocalRuntime implements Runtime {
+class LocalRuntime implements Runtime {
   readonly isLocal = true;
   readonly timeoutS = null;
   readonly #config: LocalRuntimeConfig;

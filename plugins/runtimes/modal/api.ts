@@ -17,14 +17,14 @@ import type { MessageType } from "../../../kit/mod.ts";
 import type { ModalProfile } from "./profile.ts";
 
 /** `x-modal-client-type` of libmodal JS (`CLIENT_TYPE_LIBMODAL_JS`). */
-export const CLIENT_TYPE = "8";
+const CLIENT_TYPE = "8";
 /** `x-modal-client-version`: the Python SDK version libmodal says it behaves like. */
-export const CLIENT_VERSION = "1.0.0";
+const CLIENT_VERSION = "1.0.0";
 /** The libmodal version whose behaviour this client mirrors. */
-export const LIBMODAL_VERSION = "modal-js/0.7.2";
+const LIBMODAL_VERSION = "modal-js/0.7.2";
 
 /** gRPC codes the SDKs treat as transient. */
-export const RETRYABLE_CODES: ReadonlySet<number> = new Set([
+const RETRYABLE_CODES: ReadonlySet<number> = new Set([
   Status.DEADLINE_EXCEEDED,
   Status.UNAVAILABLE,
   Status.CANCELLED,

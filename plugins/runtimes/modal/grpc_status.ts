@@ -33,7 +33,7 @@ const STATUS_NAMES: Record<number, string> = Object.fromEntries(
 );
 
 /** The name of a gRPC status code (`NOT_FOUND`), or `CODE_<n>`. */
-export function statusName(code: number): string {
+function statusName(code: number): string {
   return STATUS_NAMES[code] ?? `CODE_${code}`;
 }
 

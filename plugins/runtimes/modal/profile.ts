@@ -13,9 +13,9 @@ import { parse as parseToml } from "smol-toml";
 import { addSecret, getEnv } from "../../../kit/mod.ts";
 
 /** The production control plane. */
-export const DEFAULT_SERVER_URL = "https://api.modal.com:443";
+const DEFAULT_SERVER_URL = "https://api.modal.com:443";
 /** The image builder version libmodal sends when none is configured. */
-export const DEFAULT_IMAGE_BUILDER_VERSION = "2024.10";
+const DEFAULT_IMAGE_BUILDER_VERSION = "2024.10";
 
 /** A resolved Modal profile. The token secret must never be logged. */
 export interface ModalProfile {

@@ -30,7 +30,7 @@ export interface ExecExit {
 }
 
 /** Thrown when an overall deadline passes while waiting on the router. */
-export class RouterDeadlineError extends Error {
+class RouterDeadlineError extends Error {
   constructor(what: string) {
     super(`Deadline exceeded while ${what}`);
     this.name = "RouterDeadlineError";

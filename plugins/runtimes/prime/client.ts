@@ -993,7 +993,7 @@ function gatewayError(res: HttpResponse, method: string, path: string, id: strin
  * RemoteProtocolError, retried by the SDK — from a reset — its ReadError, not retried for
  * POSTs — Bun reports both as ECONNRESET, so both count as "before any response".)
  */
-export function retryControl(kind: RequestKind, e: unknown): boolean {
+function retryControl(kind: RequestKind, e: unknown): boolean {
   if (!(e instanceof PrimeApiError)) return false;
   if (e.transport === "network") return e.phase !== "read" || kind !== "post";
   if (e.transport === "timeout") return false;
@@ -1008,7 +1008,7 @@ export function retryControl(kind: RequestKind, e: unknown): boolean {
  * for read-file only. Status: never for exec; 408 and 500/502/503/504/524 for uploads and
  * read-file; 500/502/503/504/524 for downloads; never the gateway's `sandbox_not_found`.
  */
-export function retryGateway(kind: GatewayKind, e: unknown): boolean {
+function retryGateway(kind: GatewayKind, e: unknown): boolean {
   if (!(e instanceof PrimeApiError) || e instanceof PrimeNotRunningError) return false;
   if (e.transport === "network") {
     return e.phase !== "read" || kind === "get" || kind === "read_file";

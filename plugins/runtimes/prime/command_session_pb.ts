@@ -35,12 +35,10 @@ export type CommandSessionEvent =
 /** Selects a session: by pid or by tag. */
 export type SessionSelector = { pid: number } | { tag: string };
 
-/** `Signal` enum values. */
-export const SIGNAL = { UNSPECIFIED: 0, SIGTERM: 15, SIGKILL: 9 } as const;
-
 /** `SendSignalRequest`. */
 export interface SendSignalRequest {
   session: SessionSelector;
+  /** A `Signal` enum value: 15 SIGTERM, 9 SIGKILL (0 unspecified). */
   signal: number;
 }
 

@@ -19,7 +19,7 @@ import {
 } from "../../../kit/mod.ts";
 
 /** The idle timeout used when the config leaves `idle_timeout` unset, seconds. */
-export const DEFAULT_IDLE_TIMEOUT_S = 3600;
+const DEFAULT_IDLE_TIMEOUT_S = 3600;
 
 /** Config keys of the `prime` runtime. */
 export const PrimeRuntimeConfig = z.object({

@@ -43,7 +43,7 @@ export interface ConnectCallOptions {
 }
 
 /** Connect code for an HTTP status when the body carries none (Connect spec mapping). */
-export function codeForHttpStatus(status: number): string {
+function codeForHttpStatus(status: number): string {
   switch (status) {
     case 400:
       return "internal";
@@ -215,7 +215,7 @@ function noEnd(path: string): PrimeApiError {
 }
 
 /** Parses the JSON of an end-stream envelope. */
-export function parseEndStream(
+function parseEndStream(
   data: Uint8Array,
 ): { error?: { code: string; message: string } } {
   let j: unknown;

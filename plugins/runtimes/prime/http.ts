@@ -66,7 +66,7 @@ export function urlPath(url: string): string {
 }
 
 /** Decides whether a network failure happened before the request reached the server. */
-export function failurePhase(err: unknown): PrimeFailurePhase {
+function failurePhase(err: unknown): PrimeFailurePhase {
   const seen = new Set<unknown>();
   let e: unknown = err;
   while (e && typeof e === "object" && !seen.has(e)) {

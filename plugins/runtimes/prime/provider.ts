@@ -99,7 +99,7 @@ export function isPrimeNotFound(e: unknown): boolean {
 }
 
 /** The status and hint the runtime reports for a Prime error. */
-export function describePrimeError(e: unknown): ErrorDetail {
+function describePrimeError(e: unknown): ErrorDetail {
   const statusCode = e instanceof PrimeApiError ? e.httpStatus : null;
   let hint: string | undefined;
   if (e instanceof PrimeApiError && e.httpStatus === 401) {

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { addSecret, getEnv } from "../../../kit/mod.ts";
 
 /** The default control-plane URL. */
-export const DEFAULT_PRIME_BASE_URL = "https://api.primeintellect.ai";
+const DEFAULT_PRIME_BASE_URL = "https://api.primeintellect.ai";
 
 /** Resolved connection settings. `apiKey` is secret: never log or persist it. */
 export interface PrimeSettings {

@@ -17,7 +17,7 @@ import {
 } from "../../../kit/mod.ts";
 
 /** The `addition` taskset's own config keys. */
-export const additionConfig = z.object({
+const additionConfig = z.object({
   seed: z.number().int().default(0).describe("Seed of the question generator"),
   digits: z.number().int().min(1).max(15).default(3).describe("Digits per operand (1-15)"),
 });

@@ -20,7 +20,7 @@ import {
 } from "../../../kit/mod.ts";
 
 /** The `jsonl` taskset's own config keys. */
-export const jsonlConfig = z.object({
+const jsonlConfig = z.object({
   path: z.string().min(1).describe(
     "Local .jsonl file (one JSON object per line) or .json file (an array of objects); " +
       "relative paths resolve against the working directory",
@@ -136,7 +136,7 @@ function toTask(row: Row, position: number, cfg: JsonlConfig): TaskData {
 }
 
 /** Reads the tasks of a `jsonl` taskset config (the file is read in one bounded pass). */
-export function loadJsonl(config: JsonlConfig): Promise<TaskData[]> {
+function loadJsonl(config: JsonlConfig): Promise<TaskData[]> {
   // a throw inside the executor rejects the promise: callers never see a synchronous throw
   return new Promise((done) => done(readJsonlTasks(config)));
 }

@@ -20,7 +20,7 @@ import {
 import { SENTENCES } from "./data.ts";
 
 /** The system prompt of every reverse-text task (Python's `SYSTEM`). */
-export const REVERSE_SYSTEM_PROMPT =
+const REVERSE_SYSTEM_PROMPT =
   "Reverse the text character-by-character. Put your answer in <reversed_text> tags.";
 
 /** Python's default dataset: the only value accepted (its rows are not fetched). */
@@ -32,7 +32,7 @@ export function reverseText(text: string): string {
 }
 
 /** The `lcs` reward: similarity of the `<reversed_text>` content to the answer, in [0, 1]. */
-export function lcsReward(reply: string, answer: string): number {
+function lcsReward(reply: string, answer: string): number {
   // Python: the first `<reversed_text>(.*?)</reversed_text>` match (DOTALL), stripped.
   const match = /<reversed_text>([\s\S]*?)<\/reversed_text>/.exec(reply);
   return sequenceRatio(match?.[1]?.trim() ?? "", answer);

@@ -19,12 +19,12 @@ import {
 import { SHELL_TASKS, type ShellTask } from "./tasks.ts";
 
 /** The system prompt of every shell-basics task. */
-export const SHELL_SYSTEM_PROMPT =
+const SHELL_SYSTEM_PROMPT =
   "You are working in a Linux shell. Do the task in the current working directory " +
   "using shell commands, then reply briefly with the result.";
 
 /** The spec of a task by its `name` (throws a TaskError for an unknown name). */
-export function shellTask(task: TaskData): ShellTask {
+function shellTask(task: TaskData): ShellTask {
   const spec = SHELL_TASKS.find((t) => t.name === task.name);
   if (!spec) throw new TaskError(`shell-basics: unknown task '${String(task.name)}'`);
   return spec;
@@ -40,7 +40,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** True when `answer` occurs in the reply as a whole token (not inside a longer word/number). */
-export function replyMentions(reply: string, answer: string): boolean {
+function replyMentions(reply: string, answer: string): boolean {
   const re = new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRegExp(answer)}(?![\\p{L}\\p{N}_])`, "u");
   return re.test(reply);
 }
@@ -50,7 +50,7 @@ async function bash(runtime: Runtime, script: string, signal: AbortSignal) {
 }
 
 /** Writes the task's files and runs its setup script in the runtime. */
-export async function setupShellTask(ctx: HookContext): Promise<void> {
+async function setupShellTask(ctx: HookContext): Promise<void> {
   const spec = shellTask(ctx.task);
   const runtime = needRuntime(ctx, "setup");
   for (const [path, content] of Object.entries(spec.files ?? {})) {
@@ -67,7 +67,7 @@ export async function setupShellTask(ctx: HookContext): Promise<void> {
 }
 
 /** The `passed` reward: 1 when the check passes in the runtime (and the reply has the answer). */
-export async function shellPassed(ctx: HookContext): Promise<number> {
+async function shellPassed(ctx: HookContext): Promise<number> {
   const spec = shellTask(ctx.task);
   const runtime = needRuntime(ctx, "reward 'passed'");
   if (spec.answer !== undefined && !replyMentions(lastReply(ctx.trace), spec.answer)) return 0;
