@@ -16,7 +16,7 @@ import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 export const BENCH = import.meta.dirname!;
 
 /** argv that runs a TypeScript file of this repo under the current runtime. */
-export function scriptArgv(script: string, args: string[] = []): string[] {
+export function scriptArgv(script: string, args: string[] = []): [string, ...string[]] {
   return runtimeName() === "deno"
     ? [execPath(), "run", "-A", script, ...args]
     : [execPath(), script, ...args];
@@ -40,7 +40,7 @@ export function runtimeArgv(
   runtime: "bun" | "deno",
   script: string,
   args: string[] = [],
-): string[] {
+): [string, ...string[]] {
   return runtime === "deno"
     ? [RUNTIMES.deno, "run", "-A", script, ...args]
     : [RUNTIMES.bun, script, ...args];
@@ -56,7 +56,9 @@ function denoTasks(root: string): Record<string, string> {
  * Deno, in the checkout at `root` (default: this one).
  */
 export function denoTaskArgv(task = "vf", root = ROOT): string[] {
-  const words = denoTasks(root)[task].split(/\s+/);
+  const text = denoTasks(root)[task];
+  if (text === undefined) throw new Error(`deno.json has no task ${task}`);
+  const words = text.split(/\s+/);
   const at = words.findIndex((w) => w.endsWith("deno.sh"));
   if (at < 0) throw new Error(`deno task ${task} does not run deno.sh`);
   // NAME=value words before the command are the task's environment: passed by env(1)
@@ -109,7 +111,7 @@ export async function spawnMock(
     let text = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {
       text += d;
-      const line = text.split("\n")[0];
+      const line = text.split("\n")[0] ?? "";
       if (text.includes("\n")) resolve(line.trim());
     });
     child.on("exit", (code) => reject(new Error(`mock server exited (${code})`)));
@@ -124,6 +126,7 @@ export function runChild(
   cwd?: string,
 ): Promise<string> {
   const [cmd, ...rest] = argv;
+  if (cmd === undefined) return Promise.reject(new Error("runChild: empty argv"));
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, rest, {
       stdio: ["ignore", "pipe", "inherit"],
@@ -170,8 +173,8 @@ export async function measureChild(
       options.cwd,
     );
     const wallMs = performance.now() - started;
-    const [maxRssKb, user, sys] = readFileSync(report, "utf8").trim().split("\n").at(-1)!
-      .split(" ").map(Number);
+    const [maxRssKb = NaN, user = NaN, sys = NaN] = (readFileSync(report, "utf8").trim()
+      .split("\n").at(-1) ?? "").split(" ").map(Number);
     return { wallMs, peakRssMB: maxRssKb / 1024, cpuMs: (user + sys) * 1000, stdout };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -187,7 +190,8 @@ export function canMeasureChildren(): boolean {
 export function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const mid = s[m] ?? NaN; // NaN for no values
+  return s.length % 2 ? mid : ((s[m - 1] ?? NaN) + mid) / 2;
 }
 
 /**

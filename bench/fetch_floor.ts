@@ -42,6 +42,7 @@ export async function fetchFloor(url: string, n: number, c: number): Promise<voi
 
 if (import.meta.main) {
   const [url, n, c] = process.argv.slice(-3);
+  if (url === undefined) throw new Error("usage: fetch_floor.ts <url> <n> <c>");
   const started = performance.now();
   await fetchFloor(url, Number(n), Number(c));
   process.stdout.write(

@@ -39,11 +39,11 @@ export async function memory(
   const work = mkdtempSync(join(tmpdir(), "vf-bench-mem-"));
   const bin = buildBunBinary(work);
   const mock = await spawnMock(0, { runtime: "bun" });
-  const vf: Record<string, string[]> = { bun: [bin], deno: denoTaskArgv() };
+  const vf: Record<"bun" | "deno", string[]> = { bun: [bin], deno: denoTaskArgv() };
   const env = { VF_BENCH_KEY: "sk-bench", NO_COLOR: "1" };
   const out: Record<string, MemoryResult> = {};
   try {
-    for (const rt of ["bun", "deno"]) {
+    for (const rt of ["bun", "deno"] as const) {
       const peak = async (n: number) => {
         const dir = mkdtempSync(join(work, "out-"));
         try {

@@ -36,6 +36,7 @@ if (import.meta.main) {
   const [url, n, c] = process.argv.slice(-3).length === 3 && !process.argv.at(-3)!.endsWith(".ts")
     ? process.argv.slice(-3)
     : [...process.argv.slice(-2), "50"];
+  if (url === undefined) throw new Error("usage: memory_child.ts <url> <n> [<c>]");
   process.env.VF_BENCH_KEY = "sk-bench";
   const out = mkdtempSync(join(tmpdir(), "vf-bench-mem-"));
   const mb = (bytes: number) => bytes / (1024 * 1024);

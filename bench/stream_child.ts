@@ -72,6 +72,7 @@ async function pool(n: number, c: number, one: (i: number) => Promise<number>): 
 
 if (import.meta.main) {
   const [mode, url, n, c] = process.argv.slice(-4);
+  if (url === undefined) throw new Error("usage: stream_child.ts <floor|relay> <url> <n> <c>");
   process.env.VF_BENCH_KEY = "sk-bench";
   let run: () => Promise<number>;
   let close = async () => {};

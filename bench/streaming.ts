@@ -58,8 +58,8 @@ export async function streaming(
     for (const s of sides) await once(s.rt, s.mode); // warm-up (deno's compile cache)
     for (let round = 0; round < options.rounds; round++) {
       const before = loadAverages();
-      for (let i = 0; i < sides.length; i++) {
-        const s = sides[(round + i) % sides.length];
+      const k = round % sides.length; // each round starts one side later
+      for (const s of [...sides.slice(k), ...sides.slice(0, k)]) {
         seen.get(`${s.rt} ${s.mode}`)!.push(await once(s.rt, s.mode));
       }
       console.log(`  round ${round + 1}: ${before} at start, ${loadAverages()} at end`);

@@ -29,7 +29,7 @@ import { flag } from "./throughput.ts";
 
 const CLI = join(BENCH, "..", "cli.ts");
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** Spawns `vf view`; resolves with the URL and the ms from spawn to the URL line. */
 function startViewer(dir: string): Promise<{ url: string; ms: number; stop(): void }> {
@@ -43,7 +43,7 @@ function startViewer(dir: string): Promise<{ url: string; ms: number; stop(): vo
       const m = /^(http:\S+)\n/m.exec(out);
       if (m) {
         resolve({
-          url: m[1],
+          url: m[1]!, // the regex's required group
           ms: performance.now() - t0,
           stop: () => process.kill(child.pid!, "SIGTERM"),
         });

@@ -55,6 +55,7 @@ interface Contestant {
 /** Throws unless the run in `out` scored all `n` episodes right (reward 2: correct + match). */
 export function checkVfRun(out: string, n: number): void {
   const [run] = readdirSync(out);
+  if (run === undefined) throw new Error(`vf wrote no run directory in ${out}`);
   const summary = JSON.parse(readFileSync(join(out, run, "summary.json"), "utf8"));
   if (summary.counts.episodes !== n || summary.reward.mean !== 2) {
     throw new Error(`bad run: ${summary.counts.episodes} episodes, reward ${summary.reward.mean}`);
@@ -94,7 +95,7 @@ function writePromptfooConfig(dir: string, url: string, n: number): string {
 
 /** Runs the rounds and prints the table. */
 export async function wholeProcess(
-  options: { n: number; c: number; rounds: number; before?: string },
+  options: { n: number; c: number; rounds: number; before?: string | undefined },
 ): Promise<Map<string, { wallMs: number; peakRssMB: number; ratio: number | null }>> {
   if (!canMeasureChildren()) {
     throw new Error("/usr/bin/time (GNU time) is needed for the peak RSS of a child process");
@@ -193,8 +194,9 @@ export async function wholeProcess(
     for (const k of contestants) await runOnce(k, false);
     for (let round = 0; round < options.rounds; round++) {
       const before = loadAverages();
-      for (let i = 0; i < contestants.length; i++) {
-        await runOnce(contestants[(round + i) % contestants.length], true);
+      const k = round % contestants.length; // each round starts one contestant later
+      for (const contestant of [...contestants.slice(k), ...contestants.slice(0, k)]) {
+        await runOnce(contestant, true);
       }
       console.log(`  round ${round + 1}: ${before} at start, ${loadAverages()} at end`);
     }
