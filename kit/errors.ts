@@ -10,6 +10,90 @@
  * @module
  */
 
+/**
+ * Every code an error raised on purpose carries, in one union the compiler checks: a
+ * `new InputError("code", ...)` with a code not listed here does not type-check. Stable:
+ * scripts and `--json` diagnostics may match on them.
+ */
+export type ErrorCode =
+  // bad input: config, flags, arguments
+  | "config_invalid"
+  | "config_file_without_at"
+  | "config_not_data"
+  | "config_not_object"
+  | "usage"
+  | "seed_invalid"
+  | "num_tasks_invalid"
+  | "help_in_script"
+  | "dry_run_in_script"
+  | "episodes_not_kept"
+  | "episodes_taken"
+  | "script_not_found"
+  | "init_target_exists"
+  | "bridge_argument_missing_value"
+  | "bridge_argument_unsupported"
+  | "bridge_header_invalid"
+  | "bridge_provider_without_url"
+  // files read or written
+  | "file_unreadable"
+  | "file_not_utf8"
+  | "file_too_large"
+  | "system_prompt_unreadable"
+  | "judge_prompt_unreadable"
+  | "taskset_file_missing"
+  | "taskset_file_invalid"
+  | "output_unwritable"
+  // runs, resumes, views
+  | "taskset_missing"
+  | "taskset_infinite"
+  | "taskset_load_invalid"
+  | "no_tasks"
+  | "judge_invalid"
+  | "clean_outside_output"
+  | "run_dir_has_results"
+  | "resume_config_differs"
+  | "resume_config_unreadable"
+  | "resume_needs_dir"
+  | "resume_needs_run"
+  | "resume_no_run"
+  | "resume_secrets_masked"
+  | "resume_traces_not_file"
+  | "view_no_run"
+  | "view_out_dir"
+  | "view_out_write"
+  | "view_port"
+  // plugins and plugged functions
+  | "plugin_ambiguous"
+  | "plugin_fetch_failed"
+  | "plugin_id_missing"
+  | "plugin_import_failed"
+  | "plugin_integrity_mismatch"
+  | "plugin_integrity_missing"
+  | "plugin_kind_unknown"
+  | "plugin_lock_frozen"
+  | "plugin_lock_invalid"
+  | "plugin_lock_mismatch"
+  | "plugin_lock_missing"
+  | "plugin_no_exports"
+  | "plugin_not_found"
+  | "plugin_package_invalid"
+  | "plugin_specifier_invalid"
+  | "plugin_unsupported_specifier"
+  | "plugin_version_not_found"
+  | "plugin_wrong_kind"
+  | "plugged_fn_import_failed"
+  | "plugged_fn_invalid"
+  | "plugged_fn_not_found"
+  | "plugged_fn_not_function"
+  | "plugged_hook_unknown"
+  // recorded in traces (see RolloutError)
+  | "provider_error"
+  | "harness_error"
+  | "sandbox_error"
+  | "task_error"
+  | "env_error"
+  | "rollout_error";
+
 /** Options shared by every {@link VerifiersError}. */
 export interface VerifiersErrorOptions {
   /** What the user can do about it (undefined: nothing to add). */
@@ -22,14 +106,14 @@ export interface VerifiersErrorOptions {
 /** Base class of every error raised on purpose by verifiers-ts. */
 export class VerifiersError extends Error {
   /** Stable machine-readable code, e.g. `config_invalid`. */
-  readonly code: string;
+  readonly code: ErrorCode;
   /** What the user can do about it. */
   readonly hint: string | undefined;
   /** Process exit code when this error ends the CLI (2 = bad input, 1 = internal). */
   readonly exitCode: number;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: VerifiersErrorOptions & { exitCode?: number } = {},
   ) {
@@ -43,26 +127,55 @@ export class VerifiersError extends Error {
 
 /** Bad user input: a config file, a flag, a plugin id. Exit code 2. */
 export class InputError extends VerifiersError {
-  constructor(code: string, message: string, options: VerifiersErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: VerifiersErrorOptions = {}) {
     super(code, message, { ...options, exitCode: 2 });
     this.name = "InputError";
   }
 }
 
+/** One problem of a config, as data: where, what, and what to do. */
+export interface ConfigIssue {
+  /**
+   * Where the value was set: a flag (`--env.agent.max-turns`), `file: toml.path`, a
+   * dotted config path, or `""` when the problem is not about one value.
+   */
+  path: string;
+  /** What is wrong, without the location. */
+  message: string;
+  /** What to do about this one problem (the error's own hint covers them all). */
+  hint?: string;
+}
+
+/** One line of a {@link ConfigIssue}: `path: message (hint: ...)`. */
+export function renderConfigIssue(issue: ConfigIssue): string {
+  const text = issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`;
+  return issue.hint === undefined ? text : `${text} (hint: ${issue.hint})`;
+}
+
 /** A config file or flag set that does not validate. Exit code 2. */
 export class ConfigError extends InputError {
-  /** Every problem found, one line each (the message joins them). */
-  readonly problems: string[];
-  constructor(problems: string[], options: VerifiersErrorOptions = {}) {
-    super("config_invalid", problems.join("\n"), options);
+  /** Every problem found, as data (for `--json` diagnostics); the message renders them. */
+  readonly issues: readonly ConfigIssue[];
+  /**
+   * Every problem found, each an issue or (for one not about a single value) a line of
+   * text, which becomes an issue without a path.
+   */
+  constructor(issues: readonly (ConfigIssue | string)[], options: VerifiersErrorOptions = {}) {
+    const all = issues.map((i) => typeof i === "string" ? { path: "", message: i } : i);
+    super("config_invalid", all.map(renderConfigIssue).join("\n"), options);
     this.name = "ConfigError";
-    this.problems = problems;
+    this.issues = all;
+  }
+
+  /** Every problem found, one line each (the message joins them). */
+  get problems(): string[] {
+    return this.issues.map(renderConfigIssue);
   }
 }
 
 /** A plugin id or specifier that cannot be resolved or loaded. Exit code 2. */
 export class PluginError extends InputError {
-  constructor(code: string, message: string, options: VerifiersErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: VerifiersErrorOptions = {}) {
     super(code, message, options);
     this.name = "PluginError";
   }
@@ -77,6 +190,16 @@ export type RolloutErrorType =
   | "EnvError"
   | "RolloutError";
 
+/** The code of each rollout error type. */
+const ROLLOUT_ERROR_CODES: Record<RolloutErrorType, ErrorCode> = {
+  ProviderError: "provider_error",
+  HarnessError: "harness_error",
+  SandboxError: "sandbox_error",
+  TaskError: "task_error",
+  EnvError: "env_error",
+  RolloutError: "rollout_error",
+};
+
 /** Base of the errors that end up in a trace's `errors` list instead of crashing the run. */
 export class RolloutError extends VerifiersError {
   /** The type name recorded in the trace. */
@@ -88,7 +211,7 @@ export class RolloutError extends VerifiersError {
     message: string,
     options: VerifiersErrorOptions & { statusCode?: number | null } = {},
   ) {
-    super(type.replace(/Error$/, "").toLowerCase() + "_error", message, options);
+    super(ROLLOUT_ERROR_CODES[type], message, options);
     this.name = type;
     this.type = type;
     this.statusCode = options.statusCode ?? null;
@@ -166,6 +289,27 @@ export function toTraceError(
   const message = err instanceof Error ? err.message : String(err);
   const traceback = err instanceof Error && err.stack ? err.stack : null;
   return { type: boundary, message, status_code: null, traceback };
+}
+
+/** An error as data, for a machine-readable (`--json`) diagnostic. */
+export interface ErrorReport {
+  code: ErrorCode;
+  message: string;
+  hint: string | null;
+  exit_code: number;
+  /** The problems of a {@link ConfigError}, else absent. */
+  issues?: ConfigIssue[];
+}
+
+/** The data of an error raised on purpose (see {@link ErrorReport}). */
+export function errorReport(err: VerifiersError): ErrorReport {
+  return {
+    code: err.code,
+    message: err.message,
+    hint: err.hint ?? null,
+    exit_code: err.exitCode,
+    ...(err instanceof ConfigError ? { issues: [...err.issues] } : {}),
+  };
 }
 
 /** Renders an error for the terminal: message, then `hint: ...` when there is one. No stack. */

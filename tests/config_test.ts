@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { mergeConfig } from "../lib/config/merge.ts";
-import { ConfigError, PluginError } from "../kit/errors.ts";
+import {
+  ConfigError,
+  type ErrorCode,
+  errorReport,
+  InputError,
+  PluginError,
+} from "../kit/errors.ts";
+import process from "node:process";
 import { at } from "./_assert.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
@@ -341,5 +348,58 @@ describe("loadEvalConfig() narrowing", () => {
     });
     const got = await problems(["echo", "-m", "x", "@", "j.toml"], dir);
     assert.match(at(got, 0), /judges 0 and 1 share a reward key "match"/);
+  });
+});
+
+describe("loadEvalConfig() purity and structured problems", () => {
+  it("takes an unset base URL from the env option only: loading reads no environment", async () => {
+    const saved = process.env.OPENAI_BASE_URL;
+    process.env.OPENAI_BASE_URL = "http://127.0.0.1:9/v1";
+    try {
+      const plain = await loadEvalConfig(["echo", "-m", "x"]);
+      assert.equal(plain.config.client.base_url, "https://api.openai.com/v1");
+      const given = await loadEvalConfig(["echo", "-m", "x"], {
+        env: { OPENAI_BASE_URL: "http://example.test/v1" },
+      });
+      assert.equal(given.config.client.base_url, "http://example.test/v1");
+      const set = await loadEvalConfig(["echo", "-m", "x", "--client.base-url", "http://a.test"], {
+        env: { OPENAI_BASE_URL: "http://example.test/v1" },
+      });
+      assert.equal(set.config.client.base_url, "http://a.test");
+      await assert.rejects(
+        loadEvalConfig(["echo", "-m", "x"], { env: { OPENAI_BASE_URL: "nope" } }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.message === 'OPENAI_BASE_URL: "nope" is not a URL (expected http:// or https://...)' &&
+          e.issues[0]?.path === "OPENAI_BASE_URL",
+      );
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_BASE_URL;
+      else process.env.OPENAI_BASE_URL = saved;
+    }
+  });
+
+  it("keeps each problem as data (where, what) and renders the same lines", async () => {
+    const dir = tmp({ "a.toml": "num_rollouts = 0\n[env.agent]\nmax_turnz = 3\n" });
+    const err = await loadEvalConfig(["echo", "@", "a.toml", "--shuffle", "maybe"], { cwd: dir })
+      .then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof ConfigError);
+    assert.deepEqual(err.problems, err.message.split("\n"));
+    const paths = err.issues.map((i) => i.path).sort();
+    assert.deepEqual(paths, ["--shuffle", "a.toml: env.agent.max_turnz", "a.toml: num_rollouts"]);
+    const shuffle = err.issues.find((i) => i.path === "--shuffle");
+    assert.equal(shuffle?.message, 'expected true or false, got "maybe"');
+    const report = errorReport(err);
+    assert.equal(report.code, "config_invalid");
+    assert.equal(report.exit_code, 2);
+    assert.deepEqual(JSON.parse(JSON.stringify(report)).issues, err.issues);
+  });
+
+  it("lists every error code in one union the compiler checks", () => {
+    // @ts-expect-error: a code missing from ErrorCode does not type-check
+    const made = new InputError("no_such_code", "x");
+    assert.equal(made.code, "no_such_code");
+    const codes: ErrorCode[] = ["config_invalid", "plugin_not_found"];
+    assert.equal(codes.length, 2);
   });
 });

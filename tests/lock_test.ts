@@ -54,8 +54,12 @@ describe("vf.lock through the config pipeline", () => {
   let reg: NpmRegistry;
   let cwd: string;
   const saved: Record<string, string | undefined> = {};
-  const load = (dir: string, ...flags: string[]) =>
-    loadEvalConfig(["@", join(dir, "eval.toml"), ...flags], { cwd });
+  /** Loads the config and saves its lock, as a launch (`vf eval`, `startEval`) does. */
+  const load = async (dir: string, ...flags: string[]) => {
+    const loaded = await loadEvalConfig(["@", join(dir, "eval.toml"), ...flags], { cwd });
+    loaded.lock?.save();
+    return loaded;
+  };
 
   before(async () => {
     cwd = mkdtempSync(join(tmpdir(), "vf-lock-"));
@@ -84,6 +88,14 @@ describe("vf.lock through the config pipeline", () => {
     assert.equal(entry.resolved, "npm:@acme/locked@1.3.0");
     assert.equal(entry.version, "1.3.0");
     assert.match(entry.integrity, /^sha512-/);
+  });
+
+  it("loading a config writes no vf.lock: the launch that runs it saves the lock", async () => {
+    const dir = configDir("npm:@acme/locked@^1.2");
+    const loaded = await loadEvalConfig(["@", join(dir, "eval.toml"), "--lock"], { cwd });
+    assert.equal(existsSync(join(dir, LOCK_FILE_NAME)), false);
+    assert.equal(loaded.lock?.save(), true);
+    assert.equal(readLock(dir).plugins["npm:@acme/locked@^1.2"].version, "1.3.0");
   });
 
   it("keeps resolving to the locked version after a newer one is published", async () => {

@@ -7,7 +7,7 @@
  * @module
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { InputError } from "../errors.ts";
+import { type ErrorCode, InputError } from "../errors.ts";
 
 /** Largest config file (`@ file`, `--x @ file`) read: 8 MiB. */
 export const MAX_CONFIG_FILE_BYTES = 8 * 1024 * 1024;
@@ -67,7 +67,7 @@ export interface ReadTextOptions {
   /** How the user may fix it. */
   hint?: string;
   /** Error code when the file cannot be opened or read. @default "file_unreadable" */
-  unreadableCode?: string;
+  unreadableCode?: ErrorCode;
 }
 
 /** Reads at most `limit` bytes of an open file; returns what was read. */

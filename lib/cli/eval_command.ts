@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { tokenizeArgv } from "../config/argv.ts";
 import { InputError } from "../../kit/errors.ts";
+import { getAllEnv } from "../../kit/_runtime/env.ts";
 import { writeEvalJson } from "../run/config_dump.ts";
 import { resolveRunDir } from "../run/naming.ts";
 import { missingKeyWarning } from "../config/key_warning.ts";
@@ -114,6 +115,7 @@ export async function validateConfigCommand(argv: string[]): Promise<number> {
   const loaded = await loadEvalConfig(argv.filter((a) => a !== "--dry-run"), {
     cwd: process.cwd(),
     validateOnly: true,
+    env: getAllEnv(),
   });
   if (loaded.help) {
     await out(evalHelp(loaded));
@@ -134,7 +136,8 @@ export async function validateConfigCommand(argv: string[]): Promise<number> {
 export async function evalCommand(argv: string[]): Promise<number> {
   const cwd = process.cwd();
   checkFirstCause(argv, cwd);
-  const loaded = await loadEvalConfig(argv, { cwd });
+  const loaded = await loadEvalConfig(argv, { cwd, env: getAllEnv() });
+  if (!loaded.help) loaded.lock?.save(); // `--lock` records what this launch resolved
   for (const warning of loaded.warnings ?? []) await err(`warning: ${warning}`);
   if (loaded.help) {
     await out(evalHelp(loaded));

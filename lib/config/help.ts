@@ -5,7 +5,7 @@
  * @module
  */
 import type { z } from "zod";
-import { flagName } from "./load_config.ts";
+import { flagName } from "./provenance.ts";
 import { fieldInfo, listLeaves, typeLabel } from "./schema_walk.ts";
 
 /** One rendered field. */

@@ -17,7 +17,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { errorMessage, PluginError } from "../../kit/errors.ts";
+import { type ErrorCode, errorMessage, PluginError } from "../../kit/errors.ts";
 import { writeAtomic } from "./fetch/cache.ts";
 import { integrityConflict, strongestHash } from "./fetch/integrity.ts";
 
@@ -40,7 +40,7 @@ export interface LockEntry {
   integrity: string;
 }
 
-function lockError(code: string, message: string, hint: string): PluginError {
+function lockError(code: ErrorCode, message: string, hint: string): PluginError {
   return new PluginError(code, message, { hint });
 }
 

@@ -19,6 +19,7 @@ import { type LoadedConfig, loadEvalConfig } from "../config/load_config.ts";
 import type { EvalConfig } from "../config/eval_config.ts";
 import { InputError } from "../../kit/errors.ts";
 import { writeStderr } from "../../kit/_runtime/tty.ts";
+import { getAllEnv } from "../../kit/_runtime/env.ts";
 import { missingKeyWarning } from "../config/key_warning.ts";
 import { writeEvalJson } from "../run/config_dump.ts";
 import { resolveRunDir } from "../run/naming.ts";
@@ -121,7 +122,7 @@ class EpisodeQueue {
 function loadConfig(options: StartEvalOptions, cwd: string): Promise<LoadedConfig> {
   const args = options.args ?? [];
   if (typeof options.config === "string") {
-    return loadEvalConfig(["@", options.config, ...args], { cwd });
+    return loadEvalConfig(["@", options.config, ...args], { cwd, env: getAllEnv() });
   }
   if (typeof options.config !== "object" || options.config === null) {
     throw new InputError("config_not_object", "config must be an object or a file path");
@@ -134,7 +135,7 @@ function loadConfig(options: StartEvalOptions, cwd: string): Promise<LoadedConfi
       hint: "give the keys of a config file: strings, numbers, booleans, null, arrays, objects",
     });
   }
-  return loadEvalConfig(args, { cwd, base });
+  return loadEvalConfig(args, { cwd, base, env: getAllEnv() });
 }
 
 /**
@@ -150,6 +151,7 @@ export async function startEval(options: StartEvalOptions): Promise<EvalRun> {
       hint: "drop --help from args; `vf eval --help` lists the fields",
     });
   }
+  loaded.lock?.save(); // `--lock` records what this launch resolved, as `vf eval` does
   const config = loaded.config;
   const runDir = options.runDir === undefined
     ? loaded.resumeDir ?? resolveRunDir(config, cwd)
