@@ -9,7 +9,7 @@ import {
   type ProgressSnapshot,
   resolveDisplayMode,
   richLines,
-} from "../lib/run/display.ts";
+} from "../lib/cli/display.ts";
 import { exceedsThreshold, renderSummary, type RunSummary } from "../lib/run/summary.ts";
 import { at } from "./_assert.ts";
 

@@ -11,9 +11,15 @@ import { getEnv } from "../../kit/_runtime/env.ts";
 import { stderrIsTerminal, writeStderr } from "../../kit/_runtime/tty.ts";
 import { redact } from "../../kit/secrets.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
-import { createDisplay, isCiValue, type LiveDisplay, resolveDisplayMode } from "../run/display.ts";
+import {
+  createDisplay,
+  headerLines,
+  isCiValue,
+  type LiveDisplay,
+  resolveDisplayMode,
+} from "./display.ts";
 import { runEval, type RunEvalOptions, type RunResult } from "../run/run_eval.ts";
-import { onStopSignals } from "../run/signals.ts";
+import { onStopSignals } from "./signals.ts";
 import { renderSummary } from "../run/summary.ts";
 import { useColor } from "./output.ts";
 
@@ -75,7 +81,7 @@ export async function runEvalFromCli(
     const display: RunEvalOptions["display"] = options.display ??
       (mode === "json" || mode === "none" ? undefined : (init) =>
         live = createDisplay(mode, {
-          header: init.header,
+          header: headerLines(init.run),
           snapshot: init.snapshot,
           write: writeErr,
           color: useColor(),

@@ -7,7 +7,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { InputError } from "../../kit/errors.ts";
-import { onStopSignals } from "../run/signals.ts";
+import { onStopSignals } from "./signals.ts";
 import { writeReport } from "../view/report.ts";
 import { RunIndex } from "../view/run_index.ts";
 import { serveRuns } from "../view/server.ts";

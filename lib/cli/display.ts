@@ -13,6 +13,9 @@
  * @module
  */
 import type { DISPLAY_MODES } from "../config/eval_config.ts";
+import type { LiveDisplay, ProgressSnapshot, RunHeading } from "../run/progress.ts";
+
+export type { LiveDisplay, ProgressSnapshot } from "../run/progress.ts";
 
 /** A display mode after `auto` is resolved. */
 export type DisplayMode = "rich" | "plain" | "json" | "none";
@@ -31,35 +34,6 @@ export function isCiValue(value: string | undefined): boolean {
   return value !== undefined && value !== "" && value !== "0" && value.toLowerCase() !== "false";
 }
 
-/** The numbers a display shows, read when it draws. */
-export interface ProgressSnapshot {
-  /** Episodes done (kept from earlier launches included). */
-  done: number;
-  /** Episodes the run owes in all (selected tasks × rollouts). */
-  total: number;
-  /** Episodes kept from earlier launches (not counted in the rate). */
-  kept: number;
-  inFlight: number;
-  /** Seconds since this launch started. */
-  elapsedS: number;
-  reward: { mean: number | null; mean_all: number | null };
-  erroredTraces: number;
-  erroredEpisodes: number;
-  errors: { type: string; count: number; last: string }[];
-}
-
-/** A live display. */
-export interface LiveDisplay {
-  /** Starts drawing (prints the header lines first). */
-  start(): void;
-  /** Something changed (an episode finished); the display redraws when it sees fit. */
-  update(): void;
-  /** Prints a log line (a warning) without breaking the live view. */
-  log(line: string): void;
-  /** Draws the final frame and stops. Idempotent. */
-  stop(): void;
-}
-
 /** Options of {@link createDisplay}. */
 export interface DisplayOptions {
   /** Lines shown once above the live view (run identity, model, output). */
@@ -73,6 +47,38 @@ export interface DisplayOptions {
   columns?(): number;
   /** Redraw (rich) or line (plain) interval. @default 250 ms rich, 5000 ms plain */
   intervalMs?: number | undefined;
+}
+
+/** A base URL as shown: without credentials, query or fragment. */
+function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    u.search = "";
+    u.hash = "";
+    return u.toString().replace(/\/$/, "");
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+/** `1 task`, `3 tasks`. */
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** The lines above the live view: what runs, with which model, how much, and where to. */
+export function headerLines(run: RunHeading): string[] {
+  const model = run.model === "oracle"
+    ? "oracle (reference solutions)"
+    : `${run.model} via ${shownUrl(run.baseUrl)}`;
+  return [
+    `vf eval · ${run.envId} · ${run.harness} harness · ${run.runtime} runtime`,
+    `model    ${model}`,
+    `run      ${plural(run.tasks, "task")} × ${plural(run.rollouts, "rollout")} · ` +
+    `≤${run.maxConcurrent} in flight` +
+    (run.kept ? ` · resuming: ${run.kept} kept, ${run.owed} owed` : ""),
+    `output   ${run.runDir ?? "(in memory)"}`,
+  ];
 }
 
 /** `1.5` → "1s"; 75 → "1m15s"; 3725 → "1h02m". */

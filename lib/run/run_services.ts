@@ -1,0 +1,71 @@
+/**
+ * The services every rollout of a run shares: the oracle (with `--model oracle`), the
+ * provider client, the interception server, the runtime tracker and the rollout plan.
+ *
+ * @module
+ */
+import type { LoadedConfig } from "../config/load_config.ts";
+import { startInterceptionServer } from "../model/interception_server.ts";
+import { inProcessOracle } from "../model/oracle.ts";
+import { createProviderClient, stallMs } from "../model/provider_client.ts";
+import { buildRolloutPlan } from "./plan.ts";
+import type { CheckedInputs } from "./run_inputs.ts";
+import type { RunLog } from "./run_log.ts";
+import { RuntimeTracker } from "./runtime_tracker.ts";
+
+/** The services every rollout of a run shares, with the plan built on them. */
+export interface RunServices {
+  tracker: RuntimeTracker;
+  plan: ReturnType<typeof buildRolloutPlan>;
+  /** Stops the oracle, the interception server and the provider client. */
+  close(): Promise<void>;
+}
+
+/**
+ * Step 4: the oracle (with `--model oracle`), the provider client, the interception
+ * server and the rollout plan; a plugged function that cannot load refuses the run here,
+ * before any rollout (the services are closed again).
+ */
+export async function startServices(
+  loaded: LoadedConfig,
+  inputs: CheckedInputs,
+  runDir: string | null,
+  runLog: RunLog,
+): Promise<RunServices> {
+  const { config } = loaded;
+  const tracker = new RuntimeTracker();
+  const oracle = config.model === "oracle" ? inProcessOracle() : null;
+  const client = oracle ? oracle.client : createProviderClient({
+    baseUrl: config.client.base_url!,
+    apiKeyVar: config.client.api_key_var,
+    headers: config.client.headers,
+    stallTimeoutMs: stallMs(config.client.stall_timeout),
+  });
+  const interception = await startInterceptionServer({
+    log: (level, m) => {
+      if (level === "debug" && !config.verbose) return;
+      runLog.logFile(level, m);
+      if (config.verbose) runLog.say(m);
+    },
+  });
+  const close = async () => {
+    await interception.close();
+    await oracle?.close();
+    client.close();
+  };
+  try {
+    const plan = buildRolloutPlan({
+      ...loaded,
+      config: { ...config, env: { ...config.env, taskset: inputs.tasksetConfig } },
+      plugins: {
+        ...loaded.plugins,
+        runtime: tracker.wrap(loaded.plugins.runtime, { run: runDir, log: runLog.warn }),
+      },
+    }, { client, interception, oracle, log: runLog.log, warn: runLog.warn });
+    await plan.ready;
+    return { tracker, plan, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
