@@ -35,7 +35,6 @@ import { SUBPROCESS, wireRuntimeType } from "../../kit/runtime/wire.ts";
 import { getPath, isPlainObject, type Json, mergeConfig, nest, noneToNull } from "./merge.ts";
 import { applyRootAliases, type Provenance, recordLeaves, roughPath, where } from "./provenance.ts";
 
-
 /** The plugins a config resolved to. */
 export interface ResolvedPlugins {
   taskset: TasksetPlugin | undefined;
