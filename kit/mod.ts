@@ -43,6 +43,7 @@ export type {
   JudgeResult,
   JudgeScore,
   MetricHook,
+  OwnConfig,
   Plugin,
   PluginKind,
   RewardHook,
@@ -62,15 +63,18 @@ export { parsePluginConfig } from "./parse_config.ts";
 export {
   ConfigError,
   errorMessage,
+  errorReport,
   HarnessError,
   InputError,
   MissingCredentialsError,
   PluginError,
   ProviderError,
+  renderConfigIssue,
   SandboxError,
   TaskError,
   VerifiersError,
 } from "./errors.ts";
+export type { ConfigIssue, ErrorCode, ErrorReport } from "./errors.ts";
 export { VERSION } from "./version.ts";
 export { addSecret } from "./secrets.ts";
 export { promptText } from "./tasks/task_data.ts";

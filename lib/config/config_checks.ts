@@ -11,7 +11,7 @@ import { statSync } from "node:fs";
 import { dirname, resolve as resolvePath } from "node:path";
 import type { JudgePlugin } from "../../kit/contract.ts";
 import type { ConfigIssue } from "../../kit/errors.ts";
-import { judgeRewardKey } from "../rollout/scoring.ts";
+import { judgeRewardKey } from "./judge_key.ts";
 import type { EvalConfig } from "./eval_config.ts";
 import { issueAt, type Provenance } from "./provenance.ts";
 import { childSchema, objectShape } from "./schema_walk.ts";

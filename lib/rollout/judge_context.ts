@@ -28,7 +28,8 @@ import type {
   JudgePlugin,
 } from "../../kit/contract.ts";
 import type { Message } from "../../kit/trace/types.ts";
-import { type ConfiguredJudge, judgeRewardKey } from "./scoring.ts";
+import type { ConfiguredJudge } from "./scoring.ts";
+import { judgeRewardKey } from "../config/judge_key.ts";
 
 /** Run-level fallbacks for judge entries. */
 export interface JudgeFallbacks {

@@ -23,8 +23,10 @@ import type {
   RewardHook,
   ScoreValue,
 } from "../../kit/contract.ts";
-import { specifierKind } from "../plugins/specifier.ts";
 import type { Trace } from "../../kit/trace/types.ts";
+import { judgeRewardKey } from "../config/judge_key.ts";
+
+export { judgeRewardKey };
 
 /** A reward hook under its key, with config overrides applied. */
 export interface NamedReward extends RewardHook {
@@ -44,25 +46,6 @@ export interface ConfiguredJudge {
   key: string;
   /** Builds the judge's context (client, recording) for one trace. */
   context(base: HookContext): JudgeContext;
-}
-
-/**
- * The reward key of a judge entry: its `name`; else, for a built-in or hub-style id, the
- * id's package name (`org/my-judge@1.0` -> `my-judge`); else (a path, URL or `npm:`/`jsr:`
- * specifier) the id the plugin declares.
- */
-export function judgeRewardKey(
-  entry: Pick<JudgeEntry, "name" | "id">,
-  plugin?: Pick<JudgePlugin, "id">,
-): string {
-  if (entry.name) return entry.name;
-  if (specifierKind(entry.id) === "bare") {
-    const last = entry.id.slice(entry.id.lastIndexOf("/") + 1);
-    const at = last.indexOf("@");
-    const name = at >= 0 ? last.slice(0, at) : last;
-    if (name) return name;
-  }
-  return plugin?.id || entry.id;
 }
 
 /** True when a judge result is `{reward, metrics}` rather than a plain score value. */
