@@ -14,70 +14,20 @@ import {
   TaskError,
   toTraceError,
 } from "../../kit/errors.ts";
-import type { InterceptionServer } from "../model/interception_server.ts";
-import type { ProviderClient } from "../model/provider_client.ts";
-import type { OracleServer } from "../model/oracle.ts";
-import type {
-  HarnessConfig,
-  HarnessPlugin,
-  HookContext,
-  RuntimeConfig,
-  RuntimePlugin,
-  Solution,
-  StopHook,
-  TasksetConfig,
-  TasksetPlugin,
-} from "../../kit/contract.ts";
-import { capHarnessTimeout, type Runtime } from "../../kit/runtime/runtime.ts";
+import type { HookContext } from "../../kit/contract.ts";
+import type { Runtime } from "../../kit/runtime/runtime.ts";
 import { promptText, type TaskData } from "../../kit/tasks/task_data.ts";
 import type { Message, Trace, TraceTask } from "../../kit/trace/types.ts";
 import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { newTrace } from "./new_trace.ts";
-import { agentOutput } from "./agent_output.ts";
-import { scoreTrace, type ScoringPlan } from "./scoring.ts";
+import { scoreTrace } from "./scoring.ts";
 import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
-import { harnessEnv, withCommandEnv } from "../../kit/runtime/agent_env.ts";
-import type { RetryPolicy, SessionLimits, StageTimeouts } from "../config/eval_config.ts";
+import type { RetryPolicy } from "../config/eval_config.ts";
+import type { RolloutPlan } from "./rollout_plan.ts";
+import { agentRuntime, runAgent } from "./agent_stage.ts";
 
-/** The run's client config (no secrets: the key's variable name only). */
-export interface ClientConfigValue {
-  base_url: string | null;
-  api_key_var: string;
-  headers: Record<string, string>;
-  /** Seconds of provider silence before a call fails; null = none. @default 600 */
-  stall_timeout?: number | null;
-}
-
+export type { ClientConfigValue, RolloutPlan } from "./rollout_plan.ts";
 export type { RetryPolicy, StageTimeouts } from "../config/eval_config.ts";
-
-/** Everything a rollout needs besides its task; shared by all rollouts of a run. */
-export interface RolloutPlan {
-  taskset: TasksetPlugin;
-  tasksetConfig: TasksetConfig;
-  harness: HarnessPlugin;
-  harnessConfig: HarnessConfig;
-  runtime: RuntimePlugin;
-  runtimeConfig: RuntimeConfig;
-  /** The resolved agent config, recorded on each trace. */
-  agentConfig: Record<string, unknown>;
-  limits: SessionLimits;
-  timeouts: StageTimeouts;
-  retries: RetryPolicy;
-  model: string;
-  sampling: Record<string, unknown>;
-  client: ProviderClient;
-  interception: InterceptionServer;
-  /** Set when the model is the oracle: solutions are registered per rollout. */
-  oracle: OracleServer | null;
-  scoring: ScoringPlan;
-  stops: (StopHook & { name: string })[];
-  log(message: string): void;
-  warn(message: string): void;
-  /** Settles when every plugged function loaded; rejects (with the load error) otherwise. */
-  ready?: Promise<void>;
-}
-
-const TAIL_CHARS = 2000;
 
 /** The initial conversation of a task, with the system prompt placed per the harness. */
 export function initialMessages(task: TaskData, appendsSystemPrompt: boolean): Message[] {
@@ -291,112 +241,4 @@ async function runOnce(
   if (!trace.ok && trace.stop_condition === null) trace.stop_condition = "error";
   trace.is_completed = true;
   return trace;
-}
-
-async function runAgent(
-  plan: RolloutPlan,
-  trace: Trace,
-  task: TaskData,
-  runtime: Runtime,
-  messages: Message[],
-  agentTimeout: number | null,
-  signal: AbortSignal,
-  ctxFor: (rt: Runtime | null, s: AbortSignal) => HookContext,
-): Promise<void> {
-  const capped = capHarnessTimeout(agentTimeout, runtime);
-  if (capped.capped) {
-    plan.warn(
-      `agent timeout ${
-        agentTimeout ?? "none"
-      }s capped to the runtime's lifetime: ${capped.timeoutS}s`,
-    );
-  }
-  const budget = capped.timeoutS;
-  if (plan.oracle) plan.oracle.register(trace.id, solutionFor(plan, task));
-  const stops = [...plan.stops].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0));
-  const session = plan.interception.open({
-    trace,
-    model: plan.model,
-    sampling: plan.sampling,
-    client: plan.client,
-    limits: plan.limits,
-    ...(stops.length
-      ? {
-        stops: async () => {
-          for (const s of stops) if (await s.fn(ctxFor(runtime, signal))) return s.name;
-          return null;
-        },
-      }
-      : {}),
-  });
-
-  trace.timing.agent.start = nowSeconds();
-  try {
-    const result = await withDeadline(budget, signal, (s) =>
-      plan.harness.launch({
-        runtime: agentRuntime(plan, runtime),
-        endpoint: session.endpoint,
-        secret: session.secret,
-        model: plan.model,
-        messages,
-        config: plan.harnessConfig,
-        signal: s,
-        log: plan.log,
-      }));
-    if (plan.harness.capabilities.executesCode) {
-      trace.info.agent_output = agentOutput(result, [session.secret]);
-    }
-    // A provider error no later call repaired fails the rollout whatever the program's exit
-    // code: a program that swallows it must not turn it into a clean episode
-    // (verifiers/v1/rollout.py@a60a606, `if self._session.error is not None`).
-    if (session.providerError) throw session.providerError;
-    if (result.exitCode !== 0 && session.stopCondition === null) {
-      if (!(await runtime.alive())) {
-        throw new SandboxError(
-          `runtime died while harness '${plan.harness.id}' ran (exit ${result.exitCode})`,
-        );
-      }
-      const tail = (result.stderr.trim() || result.stdout.trim()).slice(-TAIL_CHARS);
-      throw new HarnessError(`harness '${plan.harness.id}' exited ${result.exitCode}: ${tail}`);
-    }
-    if (trace.stop_condition === null) trace.stop_condition = "agent_completed";
-  } catch (err) {
-    if (err instanceof DeadlineExceeded) {
-      throw new HarnessError(`agent timeout: rollout exceeded its ${err.seconds}s budget`);
-    }
-    if (session.providerError && !(err instanceof HarnessError || err instanceof SandboxError)) {
-      throw session.providerError;
-    }
-    if (
-      err instanceof Error &&
-      (err.name === "HarnessError" || err.name === "SandboxError" || err.name === "ProviderError")
-    ) {
-      throw err;
-    }
-    throw new HarnessError(`harness '${plan.harness.id}' failed: ${errorMessage(err)}`);
-  } finally {
-    trace.timing.agent.end = nowSeconds();
-    session.close();
-    plan.oracle?.unregister(trace.id);
-    const total = (trace.timing.agent.end ?? 0) - (trace.timing.agent.start ?? 0);
-    trace.timing.agent.model.duration = session.modelSeconds;
-    trace.timing.agent.harness.duration = Math.max(0, total - session.modelSeconds);
-  }
-}
-
-/** The runtime as the harness sees it: its commands get the harness's `forward_env` and `env`. */
-function agentRuntime(plan: RolloutPlan, runtime: Runtime): Runtime {
-  return withCommandEnv(runtime, harnessEnv(plan.harnessConfig));
-}
-
-function solutionFor(plan: RolloutPlan, task: TaskData): Solution {
-  if (plan.taskset.solution) return plan.taskset.solution(task, plan.tasksetConfig);
-  const answer = task.answer;
-  return {
-    text: Array.isArray(answer)
-      ? String(answer[0] ?? "")
-      : answer === undefined
-      ? ""
-      : String(answer),
-  };
 }
