@@ -149,6 +149,7 @@ export { getEnv } from "./_runtime/env.ts";
 export { spawnProgram } from "./_runtime/spawn.ts";
 export { concatBytes } from "./util/bytes.ts";
 export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
+export { anySignal } from "./util/any_signal.ts";
 export { sleep } from "./util/sleep.ts";
 // Wire codecs for runtime plugins: the 5-byte envelope of gRPC and Connect, protobuf messages.
 export {

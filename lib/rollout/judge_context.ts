@@ -19,6 +19,7 @@ import type { ClientConfigValue } from "./rollout.ts";
 import { DEFAULT_BASE_URL, type JudgeEntry } from "../config/eval_config.ts";
 import { parseChatUsage } from "../model/chat_dialect.ts";
 import { errorMessageOf } from "../../kit/wire/chat.ts";
+import { anySignal } from "../../kit/util/any_signal.ts";
 import { createProviderClient, type ProviderClient, stallMs } from "../model/provider_client.ts";
 import type {
   HookContext,
@@ -43,21 +44,6 @@ export interface JudgeFallbacks {
 export interface ConfigureJudgeOptions {
   /** Base directory of a relative `prompt` file. @default process.cwd() */
   cwd?: string;
-}
-
-/** One abort signal that fires when any of `signals` does. */
-function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
-  const live = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (live.length === 1 && live[0]) return live[0];
-  const ctl = new AbortController();
-  for (const s of live) {
-    if (s.aborted) {
-      ctl.abort(s.reason);
-      break;
-    }
-    s.addEventListener("abort", () => ctl.abort(s.reason), { once: true });
-  }
-  return ctl.signal;
 }
 
 function readPromptFile(key: string, path: string, cwd: string): string {

@@ -10,7 +10,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { sleep, VERSION } from "../../../kit/mod.ts";
+import { anySignal, sleep, VERSION } from "../../../kit/mod.ts";
 import {
   type CommandSessionEvent,
   decodeStartResponse,
@@ -193,21 +193,6 @@ function controlError(res: HttpResponse, method: string, path: string): PrimeApi
     method,
     path,
   });
-}
-
-/** Joins signals: aborted when any is. */
-function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
-  const list = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (list.length === 1 && list[0]) return list[0];
-  const ctrl = new AbortController();
-  for (const s of list) {
-    if (s.aborted) {
-      ctrl.abort(s.reason);
-      break;
-    }
-    s.addEventListener("abort", () => ctrl.abort(s.reason), { once: true });
-  }
-  return ctrl.signal;
 }
 
 /** A client of one Prime account. Cheap; the runtime makes a new one per start. */

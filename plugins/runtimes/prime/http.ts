@@ -135,23 +135,31 @@ function transportError(
   );
 }
 
+/** Sends `req` under its deadline `d`; a failure to get an answer becomes a typed error. */
+async function start(
+  fetchImpl: FetchLike,
+  req: HttpRequest,
+  d: ReturnType<typeof deadline>,
+): Promise<Response> {
+  try {
+    return await fetchImpl(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body?.() ?? null,
+      signal: d.signal,
+      redirect: "follow",
+    });
+  } catch (e) {
+    throw transportError(req, e, d.timedOut(), d.timedOut() ? "send" : failurePhase(e));
+  }
+}
+
 /** Sends one request and reads its whole body. Throws only for transport failures. */
 export async function sendOnce(fetchImpl: FetchLike, req: HttpRequest): Promise<HttpResponse> {
   if (req.signal?.aborted) throw req.signal.reason;
   const d = deadline(req.timeoutMs, req.signal);
   try {
-    let res: Response;
-    try {
-      res = await fetchImpl(req.url, {
-        method: req.method,
-        headers: req.headers,
-        body: req.body?.() ?? null,
-        signal: d.signal,
-        redirect: "follow",
-      });
-    } catch (e) {
-      throw transportError(req, e, d.timedOut(), d.timedOut() ? "send" : failurePhase(e));
-    }
+    const res = await start(fetchImpl, req, d);
     try {
       const body = new Uint8Array(await res.arrayBuffer());
       return { status: res.status, headers: res.headers, body };
@@ -172,16 +180,10 @@ export async function sendStreaming(
   const d = deadline(req.timeoutMs, req.signal);
   let res: Response;
   try {
-    res = await fetchImpl(req.url, {
-      method: req.method,
-      headers: req.headers,
-      body: req.body?.() ?? null,
-      signal: d.signal,
-      redirect: "follow",
-    });
+    res = await start(fetchImpl, req, d);
   } catch (e) {
     d.done();
-    throw transportError(req, e, d.timedOut(), d.timedOut() ? "send" : failurePhase(e));
+    throw e;
   }
   return {
     status: res.status,
