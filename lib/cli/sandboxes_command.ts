@@ -216,7 +216,7 @@ function typeSettings(
   plugin: RuntimePlugin,
   raw: Record<string, string | true>,
 ): Record<string, unknown> {
-  const shape = plugin.config.shape as Record<string, Parameters<typeof fieldInfo>[0]>;
+  const shape: Record<string, Parameters<typeof fieldInfo>[0]> = plugin.config.shape;
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [key, value] of Object.entries(raw)) {

@@ -110,7 +110,7 @@ export interface NarrowingPlugins {
 
 /** The common keys of a kind plus a plugin's own (the type shows the common keys only). */
 function extend<B extends z.ZodRawShape>(base: B, plugin: ConfigSchema | undefined) {
-  const own = plugin ? plugin.shape as Record<string, z.ZodType> : {};
+  const own: z.ZodRawShape = plugin ? plugin.shape : {};
   return z.strictObject({ ...base, ...own, ...base }) as unknown as z.ZodObject<B, z.core.$strict>;
 }
 
@@ -222,9 +222,7 @@ export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}): z.ZodType
 
 /** The schema itself, with the type zod infers (checked against {@link EvalConfig}). */
 export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
-  const judgeSchemas = (plugins.judges ?? []).map((j) =>
-    j ? JudgeBase.extend(j.shape as Record<string, z.ZodType>) : JudgeBase
-  );
+  const judgeSchemas = (plugins.judges ?? []).map((j) => j ? JudgeBase.extend(j.shape) : JudgeBase);
   const judges =
     (judgeSchemas.length
       ? z.tuple(judgeSchemas as unknown as [z.ZodType, ...z.ZodType[]])

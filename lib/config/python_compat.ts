@@ -132,9 +132,9 @@ function parentOf(root: Json, path: string[]): Record<string, unknown> | undefin
   let node: unknown = root;
   for (const seg of path.slice(0, -1)) {
     if (!isPlainObject(node)) return undefined;
-    node = (node as Record<string, unknown>)[seg];
+    node = node[seg];
   }
-  return isPlainObject(node) ? node as Record<string, unknown> : undefined;
+  return isPlainObject(node) ? node : undefined;
 }
 
 const same = (a: unknown, b: unknown) => pythonJsonDumps(a) === pythonJsonDumps(b);

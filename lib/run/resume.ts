@@ -131,7 +131,7 @@ export function checkResumeConfig(runDir: string, config: EvalConfig): void {
   const saving = savedConfig(config);
   const nowAll = mergeConfig(saving.dump as Json, saving.side as Json) as Json;
   absorbPythonKeys(nowAll, (p) => p);
-  const now = comparable(nowAll as Record<string, unknown>);
+  const now = comparable(nowAll);
   if (configDigest(before) === configDigest(now)) return refuseMaskedSecrets(runDir, config);
   const keys = differingSavedKeys(before, now, side !== undefined);
   if (keys.length === 0) return refuseMaskedSecrets(runDir, config);
