@@ -101,11 +101,11 @@ export const DISPLAY_MODES = ["auto", "rich", "plain", "json", "none"] as const;
 
 /** The plugin schemas a narrowed config is built from (undefined = the common keys only). */
 export interface NarrowingPlugins {
-  taskset?: ConfigSchema;
-  harness?: ConfigSchema;
-  runtime?: ConfigSchema;
+  taskset?: ConfigSchema | undefined;
+  harness?: ConfigSchema | undefined;
+  runtime?: ConfigSchema | undefined;
   /** One entry per judge in the config, in order. */
-  judges?: (ConfigSchema | undefined)[];
+  judges?: (ConfigSchema | undefined)[] | undefined;
 }
 
 /** The common keys of a kind plus a plugin's own (the type shows the common keys only). */

@@ -76,11 +76,12 @@ export function collectIdFlags(
   for (const f of parsed.flags) {
     const p = roughPath(f.segments).join(".");
     if (!Object.hasOwn(ID_PATHS, p)) continue;
-    if (f.values.length !== 1 || f.values[0] === "") {
+    const [id, ...more] = f.values;
+    if (id === undefined || id === "" || more.length > 0) {
       problems.push(plain(`${f.text} needs an id, and none was given`));
       continue;
     }
-    note(p, f.values[0], f.text);
+    note(p, id, f.text);
   }
   return ids;
 }
@@ -104,9 +105,9 @@ export function coerceFlag(
   const path: string[] = [];
   let schema: z.ZodType = root;
   const typed = flag.segments;
-  for (let i = 0; i < typed.length; i++) {
+  for (const [i, given] of typed.entries()) {
     const info = fieldInfo(schema);
-    let seg = typed[i];
+    let seg = given;
     if (info.kind === "object") {
       seg = snake(seg);
       if (i === 0) seg = rootAlias(seg) ?? seg;
@@ -114,8 +115,8 @@ export function coerceFlag(
     const child = childSchema(schema, seg);
     if (!child) {
       // `--no-x` for a boolean leaf x
-      if (i === typed.length - 1 && /^no[-_]/.test(typed[i]) && flag.values.length === 0) {
-        const base = snake(typed[i].slice(3));
+      if (i === typed.length - 1 && /^no[-_]/.test(given) && flag.values.length === 0) {
+        const base = snake(given.slice(3));
         const target = childSchema(schema, i === 0 ? rootAlias(base) ?? base : base);
         if (target && fieldInfo(target).kind === "boolean") {
           return { path: [...path, i === 0 ? rootAlias(base) ?? base : base], value: false };
@@ -205,6 +206,7 @@ function coerceValue(
 ): { path: string[]; value: unknown } | null {
   const info = fieldInfo(schema);
   const vals = flag.values;
+  const first = vals[0] ?? ""; // read below only where vals is not empty
   const before = problems.length;
   const size = vals.reduce((n, v) => n + v.length, 0);
   if (size > MAX_FLAG_VALUE_CHARS) {
@@ -214,7 +216,7 @@ function coerceValue(
     });
     return null;
   }
-  if (info.kind === "object" && !(vals.length === 1 && vals[0].trim().startsWith("{"))) {
+  if (info.kind === "object" && !(vals.length === 1 && first.trim().startsWith("{"))) {
     problems.push(plain(
       `${flag.text} is a config group, not a leaf field. Try one of: ${
         listGroupLeaves(schema, path)
@@ -229,18 +231,18 @@ function coerceValue(
   }
   let value: unknown;
   if (info.kind === "array" || info.kind === "tuple") {
-    if (vals.length === 1 && vals[0].trim().startsWith("[")) {
-      const j = parseJson(vals[0]);
-      if (!j.ok) problems.push({ path: flag.text, message: `invalid JSON list: ${vals[0]}` });
+    if (vals.length === 1 && first.trim().startsWith("[")) {
+      const j = parseJson(first);
+      if (!j.ok) problems.push({ path: flag.text, message: `invalid JSON list: ${first}` });
       value = j.ok ? j.value : undefined;
-    } else if (vals.length === 1 && vals[0] === "None") value = null;
+    } else if (vals.length === 1 && first === "None") value = null;
     else {
       const el = childSchema(schema, "0");
       const elKind = el ? fieldInfo(el).kind : "unknown";
       value = vals.map((v) => scalar(elKind, v, flag.text, problems));
     }
   } else if (info.kind === "object" || info.kind === "record") {
-    const j = parseJson(vals[0]);
+    const j = parseJson(first);
     if (vals.length !== 1 || !j.ok || !isPlainObject(j.value)) {
       problems.push({ path: flag.text, message: `expected a JSON object, got ${vals.join(" ")}` });
       return null;
@@ -251,7 +253,7 @@ function coerceValue(
       problems.push(plain(`${flag.text} takes one value, got ${vals.length}: ${vals.join(" ")}`));
       return null;
     }
-    value = scalar(info.kind, vals[0], flag.text, problems);
+    value = scalar(info.kind, first, flag.text, problems);
   }
   if (problems.length === before && nestingDepthExceeds(value, MAX_CONFIG_DEPTH)) {
     problems.push({

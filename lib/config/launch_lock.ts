@@ -25,7 +25,7 @@ function launchSwitch(parsed: ParsedArgv, fileData: unknown, name: string): bool
   let value = getPath(fileData, [name]) === true;
   for (const f of parsed.flags) {
     const p = roughPath(f.segments).join(".");
-    if (p === name) value = f.values.length === 0 || /^(true|1|yes)$/i.test(f.values[0]);
+    if (p === name) value = f.values.length === 0 || /^(true|1|yes)$/i.test(f.values[0] ?? "");
     if (p === `no_${name}` && f.values.length === 0) value = false;
   }
   return value;

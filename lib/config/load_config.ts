@@ -163,8 +163,9 @@ async function loadNamedPlugins(
     roughPath(f.segments).join(".") === "env.taskset.task.judges"
   );
   let judgeEntries = getPath(fileData, ["env", "taskset", "task", "judges"]);
-  if (judgeFlag && judgeFlag.values.length === 1) {
-    const j = parseJson(judgeFlag.values[0]);
+  const [judgeText, ...moreJudgeValues] = judgeFlag?.values ?? [];
+  if (judgeText !== undefined && moreJudgeValues.length === 0) {
+    const j = parseJson(judgeText);
     if (j.ok) judgeEntries = j.value;
   }
   const judgeIds = Array.isArray(judgeEntries)

@@ -27,9 +27,8 @@ export function snake(seg: string): string {
 
 /** Normalizes typed flag segments without a schema (root alias, kebab -> snake). */
 export function roughPath(segments: readonly string[]): string[] {
-  const out = segments.map(snake);
-  if (out.length) out[0] = rootAlias(out[0]) ?? out[0];
-  return out;
+  const [head, ...rest] = segments.map(snake);
+  return head === undefined ? [] : [rootAlias(head) ?? head, ...rest];
 }
 
 /** A file's root keys with their aliases resolved (`m = "x"` -> `model = "x"`). */

@@ -77,7 +77,7 @@ export interface RunEvalOptions {
   /** Data output (stdout in the CLI). */
   out?: (line: string) => void;
   /** Cancels the run: no new episode starts, episodes in flight are cancelled. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Makes the live display. @default none */
   display?: (init: DisplayInit) => LiveDisplay;
   /** Called after each episode is written, with live counters. */

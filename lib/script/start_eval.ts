@@ -172,7 +172,7 @@ export async function startEval(options: StartEvalOptions): Promise<EvalRun> {
     cwd,
     signal: options.signal,
     err: say,
-    onEpisode: keep ? (episode) => queue.push(episode) : undefined,
+    ...(keep ? { onEpisode: (episode: Episode) => queue.push(episode) } : {}),
   }).then(
     (r): EvalResult => {
       queue.end();
