@@ -9,33 +9,20 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
-import { basename, join } from "node:path";
-import process from "node:process";
+import { join } from "node:path";
 import { errorMessage, PluginError } from "../../../kit/errors.ts";
-import { getEnv } from "../../../kit/_runtime/env.ts";
-import type { LockEntry, PluginLock } from "../lock.ts";
+import type { LockEntry } from "../lock.ts";
 import {
   type CorruptEntry,
   findInstalledPackage,
   installPackage,
-  moduleFilePath,
   pluginCacheRoot,
   readCachedTarball,
   readJson,
   tarballCorrupt,
   tarballPath,
-  urlIndexPath,
-  writeAtomic,
 } from "./cache.ts";
-import {
-  defaultImportMode,
-  entryProblem,
-  type ImportMode,
-  importTarget,
-  packageEntry,
-} from "./entry.ts";
-import { RemoteNotFound } from "./fetch_errors.ts";
+import { entryProblem, importTarget, packageEntry } from "./entry.ts";
 import {
   checkIntegrity,
   computeIntegrity,
@@ -48,49 +35,17 @@ import { type RegistrySettings, registrySettings } from "./npmrc.ts";
 import { isSemverRange, type PackageSpec, parsePackageSpec } from "./package_spec.ts";
 import { downloadTarball, fetchPackument, listVersions, pickVersion } from "./registry.ts";
 import { satisfies } from "./semver.ts";
+import {
+  type FetchedPlugin,
+  type FetchOptions,
+  hexOf,
+  integrityMismatch,
+  modeOf,
+  noteOf,
+} from "./fetch_options.ts";
+import { fetchUrl } from "./url_module.ts";
 
-/** Options of {@link fetchPlugin}. */
-export interface FetchOptions {
-  /** Directory whose `.npmrc` applies. */
-  cwd: string;
-  /** Cache root for fetched plugins. @default `<user cache dir>/plugins` */
-  cacheDir?: string;
-  /** npm registry base URL (wins over `VF_NPM_REGISTRY`, the npm settings and `.npmrc`). */
-  registry?: string;
-  /** JSR npm-compatible base URL (wins over `VF_JSR_REGISTRY` and `@jsr:registry`). */
-  jsrRegistry?: string;
-  /** Environment lookup (registry settings). @default the process environment */
-  env?: (name: string) => string | undefined;
-  /** The launch's `vf.lock`. */
-  lock?: PluginLock | undefined;
-  /** How to import the fetched module. @default `VF_PLUGIN_IMPORT`, else by host */
-  importMode?: ImportMode;
-  /**
-   * Notes for the user (e.g. "registry unreachable, using cached metadata", "a modified
-   * cache entry was re-extracted"). @default a `vf: note: ...` line on stderr
-   */
-  log?: (line: string) => void;
-}
-
-/** A fetched plugin module, ready to import. */
-export interface FetchedPlugin {
-  /** The specifier as given. */
-  specifier: string;
-  /** The exact thing fetched (`npm:<name>@<version>`, `jsr:@s/n@<version>` or the URL). */
-  resolved: string;
-  /** The exact version for package specifiers. */
-  version?: string;
-  /** SRI (sha512) of the tarball or file. */
-  integrity: string;
-  /** The module file in the cache. */
-  file: string;
-  /** What to pass to `import()`. */
-  importTarget: string;
-  /** True when no network was used. */
-  offline: boolean;
-  /** True for a single fetched file (a URL): relative imports cannot work. */
-  singleFile: boolean;
-}
+export type { FetchedPlugin, FetchOptions } from "./fetch_options.ts";
 
 /** The registry settings these options give. */
 function fetchSettings(options: FetchOptions): RegistrySettings {
@@ -112,50 +67,6 @@ export function registryOverridden(specifier: string, options: FetchOptions): bo
   if (specifier.startsWith("jsr:")) return s.jsrOverridden;
   if (specifier.startsWith("npm:")) return s.npmOverridden;
   return false;
-}
-
-function hexOf(integrity: string): string | null {
-  const h = strongestHash(integrity);
-  if (!h || h.algorithm !== "sha512") return null;
-  const bin = atob(h.digest);
-  let hex = "";
-  for (let i = 0; i < bin.length; i++) hex += bin.charCodeAt(i).toString(16).padStart(2, "0");
-  return hex;
-}
-
-function modeOf(options: FetchOptions): ImportMode {
-  const env = (options.env ?? getEnv)("VF_PLUGIN_IMPORT");
-  return options.importMode ?? (env === "data" || env === "file" ? env : defaultImportMode());
-}
-
-function noteOf(options: FetchOptions): (line: string) => void {
-  return options.log ?? ((line) => process.stderr.write(`vf: note: ${line}\n`));
-}
-
-/**
- * An integrity failure. `expected` is what the trusted side says (vf.lock when `locked`,
- * else the registry's `dist.integrity`), `got` what the other side has (the registry's
- * published value, or the downloaded bytes).
- */
-function integrityMismatch(
-  what: string,
-  expected: string,
-  got: string,
-  locked: boolean,
-  gotLabel = "the downloaded tarball",
-) {
-  return new PluginError(
-    locked ? "plugin_lock_mismatch" : "plugin_integrity_mismatch",
-    locked
-      ? `integrity check failed for ${what}: vf.lock has ${expected}, ${gotLabel} has ${got}`
-      : `integrity check failed for ${what}: the registry publishes ${expected}, ${gotLabel} ` +
-        `has ${got}`,
-    {
-      hint: locked
-        ? "The content changed since it was locked; if that is expected, delete the entry and run with --lock"
-        : "The download does not match what the registry published (a tampered mirror or a broken proxy); nothing was cached",
-    },
-  );
 }
 
 function resolvedName(spec: PackageSpec, version: string): string {
@@ -352,120 +263,9 @@ function hexToBase64(hex: string): string {
   return btoa(bin);
 }
 
-interface UrlIndex {
-  url: string;
-  integrity: string;
-  file: string;
-}
-
-function moduleFileName(url: string, contentType: string | null): string {
-  const last = basename(decodeURIComponent(new URL(url).pathname)) || "module";
-  const safe = last.replace(/[^A-Za-z0-9._-]/g, "_").slice(-100) || "module";
-  if (/\.(m?js|m?ts|tsx|jsx)$/.test(safe)) return safe;
-  const ts = contentType !== null && /typescript/i.test(contentType);
-  return `${safe}${ts ? ".ts" : ".js"}`;
-}
-
-function cachedModule(
-  root: string,
-  index: UrlIndex | undefined,
-  integrity?: string,
-): string | null {
-  if (!index || (integrity && integrityConflict(index.integrity, integrity))) return null;
-  const hex = hexOf(index.integrity);
-  if (!hex) return null;
-  const file = moduleFilePath(root, hex, index.file);
-  if (!existsSync(file)) return null;
-  return sha512Hex(new Uint8Array(readFileSync(file))) === hex ? file : null;
-}
-
-/** The cached file of a URL when it exists but fails its hash, else null. */
-function corruptModule(root: string, index: UrlIndex | undefined): string | null {
-  const hex = index ? hexOf(index.integrity) : null;
-  if (!index || !hex) return null;
-  const file = moduleFilePath(root, hex, index.file);
-  return existsSync(file) && cachedModule(root, index) === null ? file : null;
-}
-
-async function fetchUrl(url: string, options: FetchOptions): Promise<FetchedPlugin> {
-  const root = pluginCacheRoot(options.cacheDir);
-  const locked = options.lock?.lookup(url);
-  const indexPath = urlIndexPath(root, url);
-  const index = readJson<UrlIndex>(indexPath);
-  const done = (file: string, integrity: string, offline: boolean): FetchedPlugin => {
-    options.lock?.record(url, { resolved: url, integrity });
-    return {
-      specifier: url,
-      resolved: url,
-      integrity,
-      file,
-      importTarget: importTarget(file, modeOf(options)),
-      offline,
-      singleFile: true,
-    };
-  };
-  if (locked) {
-    const file = cachedModule(root, index, locked.integrity);
-    if (file) return done(file, index!.integrity, true);
-  }
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      headers: { accept: "text/javascript, application/javascript, application/typescript, */*" },
-      signal: AbortSignal.timeout(60_000),
-    });
-  } catch (err) {
-    const file = cachedModule(root, index, locked?.integrity);
-    if (file) {
-      options.log?.(`${url}: unreachable, using the cached copy`);
-      return done(file, index!.integrity, true);
-    }
-    const stale = corruptModule(root, index);
-    throw new PluginError(
-      "plugin_fetch_failed",
-      `cannot fetch ${url}: ${errorMessage(err)}` +
-        (stale ? `; the cached copy ${stale} no longer matches its hash` : ""),
-      {
-        hint: stale
-          ? `Remove it (rm ${stale}) and run again with the server reachable`
-          : "Check the network; a plugin fetched once before loads offline from the cache",
-      },
-    );
-  }
-  if (res.status === 404 || res.status === 410) {
-    await res.body?.cancel();
-    throw new RemoteNotFound(url);
-  }
-  if (!res.ok) {
-    await res.body?.cancel();
-    const file = res.status >= 500 ? cachedModule(root, index, locked?.integrity) : null;
-    if (file) {
-      options.log?.(`${url}: HTTP ${res.status}, using the cached copy`);
-      return done(file, index!.integrity, true);
-    }
-    throw new PluginError("plugin_fetch_failed", `cannot fetch ${url}: HTTP ${res.status}`, {
-      hint: "The URL must serve the plugin module itself (one self-contained ESM file)",
-    });
-  }
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  if (locked) {
-    const bad = checkIntegrity(bytes, locked.integrity);
-    if (bad) throw integrityMismatch(url, locked.integrity, bad, true);
-  }
-  const hex = sha512Hex(bytes);
-  const name = moduleFileName(url, res.headers.get("content-type"));
-  const file = moduleFilePath(root, hex, name);
-  if (!existsSync(file) || sha512Hex(new Uint8Array(readFileSync(file))) !== hex) {
-    writeAtomic(file, bytes); // a rename: a process reading the old file keeps its copy
-  }
-  const integrity = computeIntegrity(bytes);
-  writeAtomic(indexPath, JSON.stringify({ url, integrity, file: name } satisfies UrlIndex));
-  return done(file, integrity, false);
-}
-
 /**
  * Fetches (or finds in the cache) the module behind an `http(s):`, `npm:` or `jsr:`
- * specifier. Throws {@link RemoteNotFound} when the candidate is absent, and
+ * specifier. Throws `RemoteNotFound` (fetch_errors.ts) when the candidate is absent, and
  * {@link PluginError} for everything else (integrity, lock, registry, package shape).
  */
 export function fetchPlugin(specifier: string, options: FetchOptions): Promise<FetchedPlugin> {
