@@ -90,7 +90,7 @@ export function printStartup(runs: number): void {
   const r = startup(runs);
   const ms = (t: Timing) => `${t.wallMs.toFixed(0)} ms (CPU ${t.cpuMs.toFixed(0)} ms)`;
   console.log(
-    `startup     Bun binary as built by scripts/build_binary.sh, median of ${runs}: ` +
+    `startup     Bun binary as this checkout builds it, median of ${runs}: ` +
       `--version ${ms(r.version)} (target < 30 ms), eval --dry-run ${ms(r.dryRun)} ` +
       `(target < 100 ms); a one-line binary: ${ms(r.empty)} (${r.load})`,
   );
