@@ -12,7 +12,7 @@ import { asOutputError } from "./kit/util/fs_errors.ts";
 import { disableColor, err, flushOutput, out, paint, useColor } from "./lib/cli/output.ts";
 import { VERSION } from "./kit/version.ts";
 import { asksForHelp, commandHelp, groupOf } from "./lib/cli/usage.ts";
-import { closest } from "./lib/config/suggest.ts";
+import { closest } from "./kit/util/suggest.ts";
 import { addHostSecrets } from "./kit/secrets.ts";
 import { installBuiltins } from "./lib/plugins/builtin_catalog.ts";
 import { setSelfModule } from "./lib/plugins/self_modules.ts";

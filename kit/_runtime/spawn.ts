@@ -10,8 +10,6 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import process from "node:process";
-import type { ProgramResult } from "../runtime/runtime.ts";
-import { TIMEOUT_EXIT_CODE } from "../runtime/runtime.ts";
 
 /** Options of {@link spawnProgram}. */
 export interface SpawnProgramOptions {
@@ -29,8 +27,18 @@ export interface SpawnProgramOptions {
   maxOutputBytes?: number;
 }
 
-/** What {@link spawnProgram} returns. */
-export interface SpawnProgramResult extends ProgramResult {
+/**
+ * Exit code a command gets when it is killed for its timeout (as `timeout(1)`); the
+ * runtime contract (kit/runtime/runtime.ts) exports it.
+ */
+export const TIMEOUT_EXIT_CODE = 124;
+
+/** What {@link spawnProgram} returns: a `ProgramResult` (kit/runtime/runtime.ts) and more. */
+export interface SpawnProgramResult {
+  /** Exit code; 128+signal when killed by a signal; 124 when killed by the timeout. */
+  exitCode: number;
+  stdout: string;
+  stderr: string;
   /** True when the child was killed for `timeoutMs`. */
   timedOut: boolean;
   /** True when the child was killed (or never started) because `signal` aborted. */
@@ -99,7 +107,7 @@ export function spawnProgram(
       kill();
     };
 
-    const finish = (result: ProgramResult) => {
+    const finish = (result: Pick<SpawnProgramResult, "exitCode" | "stdout" | "stderr">) => {
       if (settled) return;
       settled = true;
       if (timer !== undefined) clearTimeout(timer);

@@ -72,7 +72,7 @@ export interface Runtime {
 }
 
 /** Exit code a command gets when the runtime killed it for its timeout (as `timeout(1)`). */
-export const TIMEOUT_EXIT_CODE = 124;
+export { TIMEOUT_EXIT_CODE } from "../_runtime/spawn.ts";
 
 /**
  * Caps a harness timeout to a remote runtime's lifetime: `Math.trunc(runtime timeout)`.

@@ -7,7 +7,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { pythonFloatRepr } from "../tasks/hash.ts";
+import { pythonFloatRepr } from "../util/python_float.ts";
 import { isRecord } from "../util/is_record.ts";
 
 const FLOAT_FIELDS: Record<string, readonly string[]> = {

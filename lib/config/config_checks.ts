@@ -15,7 +15,7 @@ import { judgeRewardKey } from "./judge_key.ts";
 import type { EvalConfig } from "./eval_config.ts";
 import { issueAt, type Provenance } from "./provenance.ts";
 import { childSchema, objectShape } from "./schema_walk.ts";
-import { closest } from "./suggest.ts";
+import { closest } from "../../kit/util/suggest.ts";
 
 /**
  * Paths of every `__proto__` key in config data. Such a key is kept as plain data by the

@@ -26,7 +26,7 @@ import {
   snake,
 } from "./provenance.ts";
 import { childSchema, fieldInfo, listLeaves, objectShape } from "./schema_walk.ts";
-import { closest, editDistance } from "./suggest.ts";
+import { closest, editDistance } from "../../kit/util/suggest.ts";
 
 /** Longest value (all of one flag's values together) a flag takes. */
 const MAX_FLAG_VALUE_CHARS = 1024 * 1024;

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { closest } from "../config/suggest.ts";
+import { closest } from "../../kit/util/suggest.ts";
 import { errorMessage, PluginError } from "../../kit/errors.ts";
 import { isCompiled } from "../../kit/_runtime/is_compiled.ts";
 import { runtimeName } from "../../kit/_runtime/runtime_name.ts";

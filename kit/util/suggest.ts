@@ -1,3 +1,10 @@
+/**
+ * "Did you mean": the closest of a set of known names to a misspelt one (config keys,
+ * flags, plugin ids, commands).
+ *
+ * @module
+ */
+
 /** Edit distance between two strings (Levenshtein, unit costs). */
 export function editDistance(a: string, b: string): number {
   const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
