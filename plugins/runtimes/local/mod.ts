@@ -70,13 +70,16 @@ function randomSuffix(): string {
  */
 const readyRoots = new Map<string, Promise<string>>();
 
+/** The real paths of the roots made so far, by the path as configured. */
+const resolvedRoots = new Map<string, string>();
+
 /** `root` created when missing, as a real path (once per process). */
 function readyRoot(root: string): Promise<string> {
   let ready = readyRoots.get(root);
   if (ready === undefined) {
     ready = mkdir(root, { recursive: true }).then(() => realpath(root));
     readyRoots.set(root, ready);
-    ready.catch(() => readyRoots.delete(root));
+    ready.then((real) => resolvedRoots.set(root, real), () => readyRoots.delete(root));
   }
   return ready;
 }
@@ -163,11 +166,13 @@ class LocalRuntime implements Runtime {
     if (this.#creating !== null) await this.#creating.catch(() => {});
     if (this.#pendingRemoval !== null) await this.#removeWorkdir().catch(() => {});
     const root = resolve(this.#config.workdir_root ?? tmpdir());
-    let realRoot: string;
-    try {
-      realRoot = await readyRoot(root);
-    } catch (e) {
-      throw provisioningFailed(root, e);
+    let realRoot = resolvedRoots.get(root);
+    if (realRoot === undefined) {
+      try {
+        realRoot = await readyRoot(root);
+      } catch (e) {
+        throw provisioningFailed(root, e);
+      }
     }
     // a directory removed at stop names its process, so a crashed run's can be found
     const prefix = this.#config.keep_workdir
@@ -314,9 +319,11 @@ class LocalRuntime implements Runtime {
 
   async #teardown(): Promise<void> {
     this.#stopped = true;
-    const running = [...this.#inflight.entries()];
-    for (const [controller] of running) controller.abort();
-    await Promise.allSettled(running.map(([, p]) => p));
+    if (this.#inflight.size > 0) {
+      const running = [...this.#inflight.entries()];
+      for (const [controller] of running) controller.abort();
+      await Promise.allSettled(running.map(([, p]) => p));
+    }
     if (this.#creating !== null) await this.#creating.catch(() => {});
     if (this.#pendingRemoval !== null) await this.#removeWorkdir();
     else if (
