@@ -14,7 +14,8 @@ import { join } from "node:path";
 import process from "node:process";
 import { type PrimeFake, type PrimeFakeOptions, startPrimeFake } from "./fakes/prime_server.ts";
 import { SandboxError } from "../kit/errors.ts";
-import { parseExpiry, PrimeClient } from "../plugins/runtimes/prime/client.ts";
+import { PrimeClient } from "../plugins/runtimes/prime/client.ts";
+import { parseExpiry } from "../plugins/runtimes/prime/gateway_auth.ts";
 import { resolvePrimeConfig } from "../plugins/runtimes/prime/config.ts";
 import {
   DEFAULT_CREATION_TIMING,

@@ -7,7 +7,9 @@
  *
  * @module
  */
-import { isGatewayNotFound, type PrimeClient, RETRYABLE_5XX } from "./client.ts";
+import type { PrimeClient } from "./client.ts";
+import { isGatewayNotFound } from "./failures.ts";
+import { RETRYABLE_5XX } from "./retry_policy.ts";
 import {
   isTransientPrimeError,
   PrimeApiError,

@@ -210,6 +210,28 @@ export interface RetrySchedule {
 }
 
 /**
+ * Sends a request under a retry schedule: a 2xx answer is returned; any other becomes the
+ * error `errorOf` makes of it, retried (like a transport failure) when `shouldRetry` says so.
+ */
+export async function sendWithRetries(
+  fetchImpl: FetchLike,
+  req: HttpRequest,
+  retry: { schedule: RetrySchedule; shouldRetry: (err: unknown) => boolean },
+  errorOf: (res: HttpResponse) => unknown,
+): Promise<HttpResponse> {
+  return await withRetries(
+    retry.schedule,
+    async () => {
+      const res = await sendOnce(fetchImpl, req);
+      if (res.status >= 200 && res.status < 300) return res;
+      throw errorOf(res);
+    },
+    retry.shouldRetry,
+    req.signal,
+  );
+}
+
+/**
  * Runs `attempt` until it succeeds, `shouldRetry` says no, or the attempts run out. The
  * last error is thrown unchanged. A caller abort is never retried.
  */

@@ -9,7 +9,8 @@
  *
  * @module
  */
-import type { PrimeClient, StatusItem } from "./client.ts";
+import type { PrimeClient } from "./client.ts";
+import type { StatusItem } from "./records.ts";
 
 /** A status, or the batch endpoint's per-id error (e.g. `NOT_FOUND`). */
 export type PollResult =
