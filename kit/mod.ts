@@ -174,7 +174,7 @@ export type {
  * ({@link SandboxProvider}); {@link RemoteSandboxRuntime} owns the ledger, the creation
  * limiter, the `stop`/`stopConfirmed` state machine, the lifetime a harness timeout is
  * capped to and the in-sandbox process-group protocol; {@link stopByIdWith} makes a
- * plugin's `stopById`.
+ * plugin's `stopById` and {@link findPendingWith} its `findPending`.
  */
 export { RemoteSandboxRuntime } from "./remote/runtime.ts";
 export type { RemoteRuntimeOptions } from "./remote/runtime.ts";
@@ -192,6 +192,8 @@ export type {
 } from "./remote/provider.ts";
 export { stopByIdWith } from "./remote/stop_by_id.ts";
 export type { StopByIdOptions, TerminateById } from "./remote/stop_by_id.ts";
+export { findPendingWith } from "./remote/find_pending.ts";
+export type { FindByName } from "./remote/find_pending.ts";
 export {
   ENV_NAME,
   groupWrapperArgv,

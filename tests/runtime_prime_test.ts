@@ -442,6 +442,51 @@ describe("prime sandbox ledger", () => {
       restore();
     }
   });
+
+  it("findPending looks a pending entry's name up in Prime's listing, with the client's retries", async () => {
+    const rt = makeRuntime({ labels: ["gc-lookup"] });
+    await rt.start();
+    const id = rt.info.id!;
+    const name = fake.sandboxes.get(id)!.name;
+    const pending = {
+      provider: "prime",
+      id: "",
+      created_at: "",
+      state: "pending" as const,
+      key: "k",
+      name,
+      labels: ["gc-lookup"],
+      config: { base_url: fake.url },
+    };
+    const findPending = primePlugin.findPending!;
+    const restore = fake.useEnv();
+    try {
+      // a reset before the answer and a 503 are ridden out, as by every control-plane GET
+      fake.fault({ kind: "list", reset: true });
+      fake.fault({ kind: "list", respond: { status: 503, body: { detail: "busy" } } });
+      const mark = fake.requests.length;
+      assert.deepEqual(await findPending(pending), [id]);
+      const lists = since(mark, "list");
+      assert.equal(lists.length, 3, "two failures, then the answer");
+      assert.ok(lists.every((r) => r.query.is_active === "true" && r.query.labels === "gc-lookup"));
+      assert.deepEqual(await findPending({ ...pending, name: `${name}-other` }), []);
+      assert.deepEqual(await findPending({ ...pending, labels: ["not-on-it"] }), []);
+      const before = fake.requests.length;
+      assert.deepEqual(await findPending({ ...pending, name: null }), [], "no name, no lookup");
+      assert.equal(fake.requests.length, before);
+      // a 500 is not retried; the failure names the provider and the sandbox
+      fake.fault({ kind: "list", respond: { status: 500, body: { detail: "listing broke" } } });
+      await assert.rejects(
+        findPending(pending),
+        sandboxError(
+          new RegExp(`^prime lookup of sandbox "${name}" failed: HTTP 500: listing broke$`),
+        ),
+      );
+    } finally {
+      restore();
+      await rt.stop();
+    }
+  });
 });
 
 describe("prime creation wait", () => {
