@@ -10,10 +10,6 @@
  * {@link PrimeApiError} carrying the HTTP status. Where we differ from the SDK on purpose,
  * the code says why.
  *
- * Over 400 lines: one `PrimeClient` class whose control-plane and gateway calls share its
- * private auth cache, VM flags, retry schedules and closed state; splitting it means first
- * moving that state into an object both halves hold.
- *
  * @module
  */
 import type { ClientContext } from "./client_context.ts";
