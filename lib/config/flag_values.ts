@@ -97,7 +97,7 @@ function listGroupLeaves(schema: z.ZodType, path: string[]): string {
 }
 
 /** Types one flag's string values against the schema at its path. */
-export function coerceFlag(
+function coerceFlag(
   flag: RawFlag,
   root: z.ZodType,
   problems: ConfigIssue[],

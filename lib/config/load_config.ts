@@ -197,7 +197,7 @@ function resolvedPlugins(p: LoadedPlugins): ResolvedPlugins {
  * The base URL of a config without one: `OPENAI_BASE_URL` from `env` when set (refused
  * when it is not an http(s) URL), else {@link DEFAULT_BASE_URL}.
  */
-export function defaultBaseUrl(env: Readonly<Record<string, string | undefined>> = {}): string {
+function defaultBaseUrl(env: Readonly<Record<string, string | undefined>> = {}): string {
   const fromEnv = env.OPENAI_BASE_URL;
   const why = fromEnv ? urlProblem(fromEnv) : null;
   if (why !== null) {
