@@ -28,59 +28,8 @@ import { BUILTIN_PLUGINS } from "./plugins/builtins.ts";
 installBuiltins(BUILTIN_PLUGINS);
 setSelfModule(() => import("./mod.ts"));
 
+/** Everything of the plugin kit (`@verifiers/verifiers-ts/kit`). */
 export * from "./kit/mod.ts";
-export {
-  defineHarness,
-  defineJudge,
-  defineRuntime,
-  defineTaskset,
-  isPlugin,
-  PLUGIN_ABI,
-  PLUGIN_KINDS,
-} from "./kit/contract.ts";
-export type {
-  HarnessCapabilities,
-  HarnessLaunchContext,
-  HarnessPlugin,
-  HookContext,
-  JudgeCompleteOptions,
-  JudgeCompletion,
-  JudgeContext,
-  JudgePlugin,
-  JudgeResult,
-  JudgeScore,
-  MetricHook,
-  Plugin,
-  PluginKind,
-  RewardHook,
-  RuntimeCreateOptions,
-  RuntimePlugin,
-  ScoreValue,
-  Solution,
-  StopHook,
-  TaskHooks,
-  TasksetPlugin,
-} from "./kit/contract.ts";
-export type {
-  ProgramResult,
-  ReadOptions,
-  RunOptions,
-  Runtime,
-  RuntimeInfo,
-} from "./kit/runtime/runtime.ts";
-export type { TaskData, TaskTimeout } from "./kit/tasks/task_data.ts";
-export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./kit/trace/types.ts";
-export { lastReply, numTurns, traceReward } from "./kit/trace/derived.ts";
-export {
-  ConfigError,
-  HarnessError,
-  InputError,
-  PluginError,
-  ProviderError,
-  SandboxError,
-  TaskError,
-  VerifiersError,
-} from "./kit/errors.ts";
 export { startEval } from "./lib/script/start_eval.ts";
 export type { EvalResult, EvalRun, StartEvalOptions } from "./lib/script/start_eval.ts";
 export type { RunSummary, UnconfirmedSandbox } from "./lib/run/summary.ts";
@@ -88,6 +37,3 @@ export { loadEvalConfig } from "./lib/config/load_config.ts";
 export type { LoadedConfig, LoadEvalConfigOptions } from "./lib/config/load_config.ts";
 export type { EvalConfig } from "./lib/config/eval_config.ts";
 export { loadPlugin } from "./lib/plugins/load.ts";
-export { VERSION } from "./kit/version.ts";
-export { parseJudgeChoice } from "./kit/scoring/judge_choice.ts";
-export { renderTemplate } from "./kit/scoring/template.ts";
