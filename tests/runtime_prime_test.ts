@@ -528,10 +528,12 @@ describe("prime creation wait", () => {
   });
 
   it("an image build longer than the normal budget succeeds, with image_cached false", async () => {
+    // 12 build polls 60 ms apart outlast the 400 ms budget however fast the machine is,
+    // and the budget still leaves a loaded machine room for the reads after the build
     fake.options.imageBuilds["built:1"] = 12;
     try {
       const rt = makeRuntime({ image: "built:1" }, {
-        creation: { ...FAST.creation, budgetMs: 50, imageBuildPollMs: 15 },
+        creation: { ...FAST.creation, budgetMs: 400, imageBuildPollMs: 60 },
       });
       await rt.start();
       assert.equal(rt.info.image_cached, false);
