@@ -6,6 +6,7 @@
  */
 import {
   errorMessage,
+  findPendingWith,
   type LedgerEntry,
   removeSandbox,
   SandboxError,
@@ -67,29 +68,29 @@ export async function terminateModalSandbox(
  * `SandboxGetFromName` with the entry's name in its app — Modal names are unique among an
  * app's running sandboxes — so `[id]`, or `[]` when none runs under that name.
  */
-export async function findPendingModalSandboxes(entry: LedgerEntry): Promise<string[]> {
-  const cfg = entry.config ?? {};
-  const profile = ledgerProfile(cfg);
-  if (!entry.name) return [];
-  try {
-    const res = await accountFor(profile).api.unary(
-      "SandboxGetFromName",
-      M.SandboxGetFromNameRequest,
-      M.SandboxGetFromNameResponse,
-      {
-        sandboxName: entry.name,
-        appName: typeof cfg.app_name === "string" ? cfg.app_name : MODAL_APP_NAME,
-        environmentName: profile.environment,
-      },
-    );
-    return res.sandboxId ? [res.sandboxId] : [];
-  } catch (e) {
-    if (e instanceof GrpcError && e.code === Status.NOT_FOUND) return [];
-    throw new SandboxError(`modal lookup of sandbox "${entry.name}" failed: ${errorMessage(e)}`, {
-      cause: e,
-    });
-  }
-}
+export const findPendingModalSandboxes: (entry: LedgerEntry) => Promise<string[]> = findPendingWith(
+  PROVIDER,
+  async (name, entry) => {
+    const cfg = entry.config ?? {};
+    const profile = ledgerProfile(cfg);
+    try {
+      const res = await accountFor(profile).api.unary(
+        "SandboxGetFromName",
+        M.SandboxGetFromNameRequest,
+        M.SandboxGetFromNameResponse,
+        {
+          sandboxName: name,
+          appName: typeof cfg.app_name === "string" ? cfg.app_name : MODAL_APP_NAME,
+          environmentName: profile.environment,
+        },
+      );
+      return res.sandboxId ? [res.sandboxId] : [];
+    } catch (e) {
+      if (e instanceof GrpcError && e.code === Status.NOT_FOUND) return [];
+      throw e; // findPendingWith names the provider and the sandbox
+    }
+  },
+);
 
 /** Terminates the sandbox of a ledger entry, logging one Modal no longer knows. */
 export const stopModalSandboxById: (
