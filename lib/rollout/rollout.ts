@@ -179,44 +179,25 @@ async function runOnce(
 
   // close: finalize then score (stopped runs still score), unless failed
   if (!failed && !signal.aborted) {
-    trace.timing.finalize.start = nowSeconds();
-    try {
-      if (plan.taskset.finalize) {
-        const rt = runtime;
-        await withDeadline(timeouts.finalize, signal, (s) => plan.taskset.finalize!(ctxFor(rt, s)));
-      }
-    } catch (err) {
-      recordError(
-        trace,
-        err instanceof DeadlineExceeded
-          ? new TaskError(`finalize timed out after ${err.seconds}s`)
-          : err,
-        "TaskError",
-      );
-    } finally {
-      trace.timing.finalize.end = nowSeconds();
-    }
+    const finalize = plan.taskset.finalize;
+    const rt = runtime;
+    await closingStage(
+      trace,
+      "finalize",
+      timeouts.finalize,
+      signal,
+      finalize && ((s) => finalize(ctxFor(rt, s))),
+    );
   }
   if (trace.errors.length === 0 && !signal.aborted) {
-    trace.timing.scoring.start = nowSeconds();
-    try {
-      const rt = runtime;
-      await withDeadline(
-        timeouts.scoring,
-        signal,
-        (s) => scoreTrace(trace, ctxFor(rt, s), plan.scoring),
-      );
-    } catch (err) {
-      recordError(
-        trace,
-        err instanceof DeadlineExceeded
-          ? new TaskError(`scoring timed out after ${err.seconds}s`)
-          : err,
-        "TaskError",
-      );
-    } finally {
-      trace.timing.scoring.end = nowSeconds();
-    }
+    const rt = runtime;
+    await closingStage(
+      trace,
+      "scoring",
+      timeouts.scoring,
+      signal,
+      (s) => scoreTrace(trace, ctxFor(rt, s), plan.scoring),
+    );
   }
   if (signal.aborted && trace.errors.length === 0) {
     recordError(trace, new HarnessError("rollout cancelled: the run is stopping"), "HarnessError");
@@ -241,4 +222,31 @@ async function runOnce(
   if (!trace.ok && trace.stop_condition === null) trace.stop_condition = "error";
   trace.is_completed = true;
   return trace;
+}
+
+/**
+ * Runs a closing stage (`finalize`, `scoring`) under its deadline and times it on the trace
+ * (also when there is nothing to run); a failure or the deadline is a `TaskError` on the trace.
+ */
+async function closingStage(
+  trace: Trace,
+  stage: "finalize" | "scoring",
+  seconds: number | null,
+  signal: AbortSignal,
+  run: ((s: AbortSignal) => Promise<void>) | undefined,
+): Promise<void> {
+  trace.timing[stage].start = nowSeconds();
+  try {
+    if (run) await withDeadline(seconds, signal, run);
+  } catch (err) {
+    recordError(
+      trace,
+      err instanceof DeadlineExceeded
+        ? new TaskError(`${stage} timed out after ${err.seconds}s`)
+        : err,
+      "TaskError",
+    );
+  } finally {
+    trace.timing[stage].end = nowSeconds();
+  }
 }
