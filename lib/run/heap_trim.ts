@@ -3,9 +3,9 @@
  * rollout (the live heap after a full collection is the same after 2,000 or 20,000
  * rollouts), but the engines' collectors let the heap, and with it the process, grow with
  * a long run's allocation before collecting it fully. A full collection now and then
- * holds the peak instead (bench/memory_growth.ts shows both). Its cost is kept near 5% of
+ * holds the peak instead (bench/memory_growth.ts shows both). Its cost is kept near 10% of
  * the process's own CPU time: after a collection, the next one waits until the process
- * has spent 20 times the CPU time that one took (CPU, not wall time, so that a loaded
+ * has spent 10 times the CPU time that one took (CPU, not wall time, so that a loaded
  * machine, which stretches the wall, does not make collections relatively dearer).
  *
  * @module
@@ -16,7 +16,7 @@ import { collectGarbage } from "../../kit/_runtime/gc.ts";
 /** How often the CPU time spent is checked, in milliseconds. */
 const CHECK_MS = 250;
 /** The CPU time spent between two collections, as a multiple of the last one's. */
-const COST_FACTOR = 20;
+const COST_FACTOR = 10;
 /** The CPU time spent before the first collection, in milliseconds. */
 const FIRST_AFTER_CPU_MS = 500;
 
