@@ -7,6 +7,8 @@
  * TZ, TERM, TMPDIR, USER, SHELL, ...: kit/runtime/agent_env.ts), then `env`, then the
  * call's own; a credential reaches a command only when the config names it.
  *
+ * Over 400 lines: one runtime class with the work-directory helpers only it uses.
+ *
  * @module
  */
 import { randomBytes } from "node:crypto";
