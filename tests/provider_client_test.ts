@@ -238,6 +238,26 @@ describe("createProviderClient()", () => {
     }
   });
 
+  it("does not call a reply stalled when it arrived while this process was busy", async () => {
+    // The reply is written at once, then this process is kept busy past the stall timeout:
+    // when it runs again the bytes are waiting. Silence counts only while the process could
+    // have read them.
+    const busy = await rawServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}]}');
+      const until = Date.now() + 600;
+      while (Date.now() < until) { /* the process is busy */ }
+    });
+    const client = createProviderClient({ baseUrl: busy.url, stallTimeoutMs: 200 });
+    try {
+      assert.equal((await client.chatCompletions(chatBody)).status, 200);
+    } finally {
+      client.close();
+      await busy.close();
+    }
+  });
+
   it("cuts off a reply past maxResponseBytes (64 MiB by default) with ProviderError 502", async () => {
     const huge = await rawServer((req, res) => {
       req.resume();
@@ -299,6 +319,60 @@ describe("createProviderClient()", () => {
       release();
       client.close();
       await held.close();
+    }
+  });
+
+  it("sends a call again on a new connection when a pooled keep-alive one was closed under it", async () => {
+    // A provider that drops a request arriving on a connection that already served one (as
+    // when its idle timeout closes a kept-alive connection just as the next call reuses it)
+    // or, with `dropAfterFirst`, every request after the first.
+    const provider = async (dropAfterFirst: boolean) => {
+      const served = new WeakSet<object>();
+      const seen = { requests: 0, resets: 0 };
+      const raw = await rawServer((req, res) => {
+        seen.requests++;
+        if (served.has(req.socket) || (dropAfterFirst && seen.requests > 1)) {
+          seen.resets++;
+          return void req.socket.destroy();
+        }
+        served.add(req.socket);
+        req.resume();
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end('{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}]}');
+      });
+      const client = createProviderClient({
+        baseUrl: raw.url,
+        apiKeyVar: "VF_REUSE_KEY",
+        env: { VF_REUSE_KEY: KEY },
+      });
+      return { raw, client, seen };
+    };
+    const healthy = await provider(false);
+    const dropping = await provider(true);
+    try {
+      const { client, seen } = healthy;
+      assert.equal((await client.chatCompletions(chatBody)).status, 200);
+      assert.equal((await client.chatCompletions(chatBody)).status, 200);
+      assert.deepEqual(seen, { requests: 3, resets: 1 }, "pooled connection, then a new one");
+
+      // dropped on the new connection too: one retry, then the provider's error
+      assert.equal((await dropping.client.chatCompletions(chatBody)).status, 200);
+      await assert.rejects(dropping.client.chatCompletions(chatBody), (err: unknown) => {
+        assert.ok(err instanceof ProviderError);
+        assert.equal(err.statusCode, 503);
+        assert.match(
+          err.message,
+          /^could not reach http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: /,
+        );
+        assert.ok(!err.message.includes(KEY));
+        return true;
+      });
+      assert.deepEqual(dropping.seen, { requests: 3, resets: 2 }, "one retry, no more");
+    } finally {
+      for (const { raw, client } of [healthy, dropping]) {
+        client.close();
+        await raw.close();
+      }
     }
   });
 

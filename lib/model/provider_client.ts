@@ -2,7 +2,9 @@
  * The provider client: one OpenAI-compatible upstream (`POST {baseUrl}/chat/completions`).
  * Bearer auth from an environment variable, extra headers, a connect timeout and a stall
  * timeout (no byte from the provider for that long fails the call; a long generation that
- * keeps sending is never cut), streaming bodies, AbortSignal, no retries.
+ * keeps sending is never cut), streaming bodies, AbortSignal. No retries, except one: a call
+ * whose pooled keep-alive connection the provider closed before answering is sent once more
+ * on a new connection.
  *
  * Transport failures throw a {@link ProviderError}: 503 transport, 504 connect timeout or
  * stall, 502 malformed JSON. HTTP error statuses are returned, not thrown, so a relay can pass
@@ -52,10 +54,22 @@ export function stallMs(seconds: number | null | undefined): number | null {
   return seconds === null ? null : seconds * 1000;
 }
 
-/** Watches one call for provider silence; `touch()` on every byte received. */
+/**
+ * A stall timer that fires this much past its deadline says the process itself was busy
+ * (the provider's bytes may be waiting unread): the verdict then waits for a grace period.
+ */
+const LATE_TIMER_MS = 50;
+
+/**
+ * Watches one call for provider silence; `touch()` on every byte received. Silence counts
+ * only while the process could read: a timer that fires late gives pending reads a grace
+ * period (as long as it was late, at most one more timeout in all) before the call fails.
+ */
 class StallWatch {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #active: boolean;
+  #deadline = 0;
+  #grace = 0;
   readonly #ms: number | null;
   readonly #onStall: () => void;
   /** True once the silence ran out. */
@@ -70,12 +84,27 @@ class StallWatch {
   /** (Re)starts the silence timer. */
   touch(): void {
     if (!this.#active) return;
+    this.#grace = this.#ms!;
+    this.#arm(this.#ms!);
+  }
+
+  #arm(ms: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.stalled = true;
-      this.#active = false;
-      this.#onStall();
-    }, this.#ms!);
+    this.#deadline = Date.now() + ms;
+    this.#timer = setTimeout(() => this.#expire(), ms);
+  }
+
+  #expire(): void {
+    const late = Date.now() - this.#deadline;
+    if (late > LATE_TIMER_MS && this.#grace > 0) {
+      const grace = Math.min(this.#grace, late);
+      this.#grace -= grace;
+      return this.#arm(grace);
+    }
+    this.#timer = undefined;
+    this.stalled = true;
+    this.#active = false;
+    this.#onStall();
   }
 
   /** Stops watching (the call ended). */
@@ -251,6 +280,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
       let connectTimer: ReturnType<typeof setTimeout> | undefined;
       let timedOut = false;
       let response: http.IncomingMessage | null = null;
+      let req: http.ClientRequest;
       const watch = new StallWatch(stallTimeoutMs, () => {
         const err = new Error(watch.message(url));
         if (response) return response.destroy(err);
@@ -275,36 +305,51 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
         fail(abortReason(signal!));
       };
       const lib = secure ? https : http;
-      const req = lib.request({
-        protocol: parsed.protocol,
-        hostname: parsed.hostname.replace(/^\[|\]$/g, ""),
-        port: parsed.port || (secure ? 443 : 80),
-        path: parsed.pathname + parsed.search,
-        method: "POST",
-        headers,
-        agent: secure ? agents.https : agents.http,
-      });
-      req.on("socket", (socket: Socket) => {
-        if (!socket.connecting) return;
-        connectTimer = setTimeout(() => {
-          timedOut = true;
-          req.destroy(new Error(`connect timed out after ${connectTimeoutMs} ms`));
-        }, connectTimeoutMs);
-        socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
-      });
-      req.on("error", (err) => {
-        if (signal?.aborted) return fail(abortReason(signal));
-        if (watch.stalled) return; // already failed
-        const status = timedOut ? 504 : 503;
-        const what = timedOut ? "timed out connecting to" : "could not reach";
-        fail(
-          new ProviderError(redact(`${what} ${url}: ${describeTransport(err)}`, key), status, {
-            hint: "check the endpoint base URL and that the provider is up",
-            cause: err,
-          }),
-        );
-      });
-      req.on("response", (res) => {
+      /** One attempt; `fresh` opens a connection of its own instead of taking one from the pool. */
+      const open = (fresh: boolean): http.ClientRequest => {
+        const attempt = lib.request({
+          protocol: parsed.protocol,
+          hostname: parsed.hostname.replace(/^\[|\]$/g, ""),
+          port: parsed.port || (secure ? 443 : 80),
+          path: parsed.pathname + parsed.search,
+          method: "POST",
+          headers,
+          agent: fresh ? false : secure ? agents.https : agents.http,
+        });
+        attempt.on("socket", (socket: Socket) => {
+          if (!socket.connecting) return;
+          connectTimer = setTimeout(() => {
+            timedOut = true;
+            attempt.destroy(new Error(`connect timed out after ${connectTimeoutMs} ms`));
+          }, connectTimeoutMs);
+          socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
+        });
+        attempt.on("error", (err) => {
+          if (signal?.aborted) return fail(abortReason(signal));
+          if (watch.stalled || settled) return; // already failed
+          if (!fresh && response === null && !timedOut && attempt.reusedSocket === true) {
+            // A pooled keep-alive connection the provider closed before answering (its idle
+            // timeout crossing our reuse, common when calls wait seconds apart on a loaded
+            // machine): send the call once more on a connection of its own (the
+            // `reusedSocket` retry of Node's `http` documentation); a second failure is the
+            // provider's.
+            req = open(true);
+            req.end(payload);
+            return;
+          }
+          const status = timedOut ? 504 : 503;
+          const what = timedOut ? "timed out connecting to" : "could not reach";
+          fail(
+            new ProviderError(redact(`${what} ${url}: ${describeTransport(err)}`, key), status, {
+              hint: "check the endpoint base URL and that the provider is up",
+              cause: err,
+            }),
+          );
+        });
+        attempt.on("response", (res) => onResponse(res));
+        return attempt;
+      };
+      const onResponse = (res: http.IncomingMessage) => {
         if (connectTimer) clearTimeout(connectTimer);
         response = res;
         watch.touch();
@@ -346,9 +391,10 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
           signal?.removeEventListener("abort", onAbort);
           resolve({ kind: "json", status, headers: resHeaders, text, json });
         })().catch(fail);
-      });
+      };
       signal?.addEventListener("abort", onAbort, { once: true });
       watch.touch();
+      req = open(false);
       req.end(payload);
     });
   };
