@@ -157,8 +157,11 @@ describe("published to JSR, run with deno run jsr:", () => {
     const deps = runtimeDependencies();
     let npmImports = 0;
     for (const [path, bytes] of files) {
-      // init_templates.ts holds the scaffold's sources as text, imports included
-      if (!path.endsWith(".ts") || path === "/lib/cli/init_templates.ts") continue;
+      // init_templates.ts and init_plugin_templates.ts hold the scaffold's sources as text,
+      // imports included
+      if (!path.endsWith(".ts") || /^\/lib\/cli\/init(_plugin)?_templates\.ts$/.test(path)) {
+        continue;
+      }
       const text = new TextDecoder().decode(bytes);
       for (const m of text.matchAll(/^(?:import|export)\b[^;]*?\bfrom "([^"]+)"/gms)) {
         const spec = m[1]!; // the regex's required group
