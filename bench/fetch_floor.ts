@@ -8,7 +8,7 @@
  * @module
  */
 import process from "node:process";
-import { seededRandom } from "../kit/tasks/taskset_view.ts";
+import { seededRandom } from "../kit/taskset_view.ts";
 
 /** The system prompt of the addition taskset (plugins/tasksets/addition/mod.ts). */
 const SYSTEM_PROMPT = "Answer with the final number only.";

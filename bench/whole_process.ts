@@ -40,7 +40,7 @@ import {
   spawnMock,
 } from "./common.ts";
 import { flag } from "./throughput.ts";
-import { seededRandom } from "../kit/tasks/taskset_view.ts";
+import { seededRandom } from "../kit/taskset_view.ts";
 
 /** One contestant: how to run it for a given mock URL and output directory. */
 interface Contestant {

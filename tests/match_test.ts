@@ -13,7 +13,7 @@ import {
 } from "../kit/scoring/extract.ts";
 import { extractAnswer, matchAnswer, matchOne, normalizeText } from "../kit/scoring/match.ts";
 import { SequenceMatcher, sequenceRatio } from "../kit/scoring/sequence_matcher.ts";
-import { seededRandom } from "../kit/tasks/taskset_view.ts";
+import { seededRandom } from "../kit/taskset_view.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
 import matchJudge, { matchJudgeConfig } from "../plugins/judges/match/mod.ts";
 import { traceWithMessages, traceWithReply } from "./_trace_helpers.ts";

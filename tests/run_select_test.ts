@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InputError } from "../kit/errors.ts";
 import { countSelected, selectTasks } from "../lib/run/select.ts";
-import { TasksetView } from "../kit/tasks/taskset_view.ts";
+import { TasksetView } from "../kit/taskset_view.ts";
 import { episodesOf, fastArgs, prepare, run, tmp } from "./_run.ts";
 import { generated, genTaskset } from "./fixtures/run/fast_plugins.ts";
 import { runEval } from "../lib/run/run_eval.ts";

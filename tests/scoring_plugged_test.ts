@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { applyPlugs, loadPluggedFn, parseFnSpecifier } from "../lib/rollout/plugged.ts";
+import { applyPlugs, loadPluggedFn, parseFnSpecifier } from "../lib/plugins/plugged.ts";
 import { scoreTrace } from "../lib/rollout/scoring.ts";
 import { InputError, PluginError } from "../kit/errors.ts";
 import { parseJudgeChoice } from "../kit/scoring/judge_choice.ts";

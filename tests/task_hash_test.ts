@@ -8,7 +8,7 @@ import {
   pythonJsonDumps,
   taskHash,
 } from "../kit/tasks/hash.ts";
-import { seededRandom } from "../kit/tasks/taskset_view.ts";
+import { seededRandom } from "../kit/taskset_view.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runPython } from "./_python.ts";

@@ -4,7 +4,7 @@ import { InputError, PluginError } from "../kit/errors.ts";
 import { defineTaskset, type TasksetPlugin } from "../kit/contract.ts";
 import { taskHash } from "../kit/tasks/hash.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
-import { seededRandom, seededShuffle, TasksetView } from "../kit/tasks/taskset_view.ts";
+import { seededRandom, seededShuffle, TasksetView } from "../kit/taskset_view.ts";
 import { z } from "zod";
 
 /** An infinite taskset that counts how many tasks its generator built and how often it loaded. */

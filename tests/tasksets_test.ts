@@ -8,7 +8,7 @@ import type { Runtime } from "../kit/runtime/runtime.ts";
 import { sequenceRatio } from "../kit/scoring/sequence_matcher.ts";
 import { taskHash } from "../kit/tasks/hash.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
-import { TasksetView } from "../kit/tasks/taskset_view.ts";
+import { TasksetView } from "../kit/taskset_view.ts";
 import type { Trace } from "../kit/trace/types.ts";
 import addition from "../plugins/tasksets/addition/mod.ts";
 import echo, { ECHO_PHRASES, ECHO_SYSTEM_PROMPT } from "../plugins/tasksets/echo/mod.ts";

@@ -67,7 +67,7 @@ async function runOnDeno(script: string, args: string[]): Promise<number> {
 /** Runs the script in this process (Bun, the binary); returns its exit code. */
 async function runInProcess(script: string, args: string[]): Promise<number> {
   await provideSelfModules();
-  const tests = await import("../script/mini_test.ts");
+  const tests = await import("../plugins/mini_test.ts");
   // Bun runs node:test files only under `bun test` (which the binary does not have), and
   // its builtin cannot be replaced: the script's imports of it are renamed instead.
   renameImportsUnder(dirname(script), { "node:test": TEST_MODULE });

@@ -7,7 +7,7 @@
  */
 import { ConfigError, type ConfigIssue, PluginError } from "../../kit/errors.ts";
 import { lockPathFor, openPluginLock, type PluginLock } from "../plugins/lock.ts";
-import { loadPluggedFn } from "../rollout/plugged.ts";
+import { loadPluggedFn } from "../plugins/plugged.ts";
 import type { ParsedArgv } from "./argv.ts";
 import type { EvalConfig } from "./eval_config.ts";
 import { getPath } from "./merge.ts";

@@ -12,7 +12,7 @@ import { installVirtualModules } from "../../kit/_runtime/run_script.ts";
 /** The package's own name (deno.json). */
 export const SELF_NAME: string = denoConfig.name;
 
-/** The specifier a script's `node:test` imports are renamed to (see script/mini_test.ts). */
+/** The specifier a script's `node:test` imports are renamed to (see mini_test.ts). */
 export const TEST_MODULE = "vf-run:node-test";
 
 /** The kit's public module, served as `@verifiers/verifiers-ts/kit`. */
@@ -36,7 +36,7 @@ export function provideSelfModules(): Promise<void> {
       loadLibrary(),
       import("../../kit/mod.ts"),
       import("zod"),
-      import("../script/mini_test.ts"),
+      import("./mini_test.ts"),
     ]);
     installVirtualModules({
       [SELF_NAME]: self,

@@ -14,7 +14,7 @@ import type { OracleServer } from "../model/oracle.ts";
 import type { ProviderClient } from "../model/provider_client.ts";
 import type { MetricHook, RewardHook, StopHook } from "../../kit/contract.ts";
 import { configureJudge } from "../rollout/judge_context.ts";
-import { applyPlugs } from "../rollout/plugged.ts";
+import { applyPlugs } from "../plugins/plugged.ts";
 import type { RolloutPlan } from "../rollout/rollout.ts";
 import type { NamedMetric, NamedReward } from "../rollout/scoring.ts";
 

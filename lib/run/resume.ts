@@ -34,7 +34,7 @@ import process from "node:process";
 import type { EvalConfig } from "../config/eval_config.ts";
 import { InputError } from "../../kit/errors.ts";
 import { pythonJsonDumps, taskHash } from "../../kit/tasks/hash.ts";
-import type { TasksetView } from "../../kit/tasks/taskset_view.ts";
+import type { TasksetView } from "../../kit/taskset_view.ts";
 import type { Episode } from "../../kit/trace/types.ts";
 import { configDigest, maskedSecretPaths, savedConfig } from "./config_dump.ts";
 import { absorbPythonKeys } from "../config/python_compat.ts";

@@ -29,7 +29,7 @@ import type { LoadedConfig } from "../config/load_config.ts";
 import type { TasksetPlugin } from "../../kit/contract.ts";
 import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
 import { taskHash } from "../../kit/tasks/hash.ts";
-import type { TasksetView } from "../../kit/tasks/taskset_view.ts";
+import type { TasksetView } from "../../kit/taskset_view.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
 import type { Episode, TraceTask } from "../../kit/trace/types.ts";
 import { writeEvalJson } from "./config_dump.ts";

@@ -11,7 +11,7 @@ import type { EvalConfig } from "../config/eval_config.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
 import type { TasksetPlugin } from "../../kit/contract.ts";
 import { InputError } from "../../kit/errors.ts";
-import { TasksetView } from "../../kit/tasks/taskset_view.ts";
+import { TasksetView } from "../../kit/taskset_view.ts";
 import { removeOrphanWorkdirs } from "../../kit/runtime/workdirs.ts";
 import { addClientSecrets, addHostSecrets } from "../../kit/secrets.ts";
 import { getAllEnv } from "../../kit/_runtime/env.ts";

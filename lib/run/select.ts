@@ -6,7 +6,7 @@
  * @module
  */
 import { InputError } from "../../kit/errors.ts";
-import type { TasksetView } from "../../kit/tasks/taskset_view.ts";
+import type { TasksetView } from "../../kit/taskset_view.ts";
 
 /** The selection settings of a run (a subset of the eval config). */
 export interface SelectionOptions {

@@ -15,7 +15,7 @@ import type { HookContext, TasksetConfig, TasksetPlugin } from "../../kit/contra
 import type { Runtime } from "../../kit/runtime/runtime.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
 import type { Message } from "../../kit/trace/types.ts";
-import { TasksetView } from "../../kit/tasks/taskset_view.ts";
+import { TasksetView } from "../../kit/taskset_view.ts";
 import { taskTypeName, traceTask } from "../../lib/rollout/new_trace.ts";
 import { compileSchema, loadSchema, pythonTaskKey } from "../_python_v1.ts";
 import { traceWithMessages } from "../_trace_helpers.ts";

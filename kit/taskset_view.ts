@@ -10,11 +10,11 @@
  *
  * @module
  */
-import { InputError, PluginError } from "../errors.ts";
-import type { TasksetFields } from "../common_keys.ts";
-import type { TasksetConfig, TasksetPlugin } from "../contract.ts";
-import { taskHash } from "./hash.ts";
-import type { TaskData } from "./task_data.ts";
+import { InputError, PluginError } from "./errors.ts";
+import type { TasksetFields } from "./common_keys.ts";
+import type { TasksetConfig, TasksetPlugin } from "./contract.ts";
+import { taskHash } from "./tasks/hash.ts";
+import type { TaskData } from "./tasks/task_data.ts";
 
 type Source = () => AsyncIterable<TaskData>;
 

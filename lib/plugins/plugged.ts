@@ -17,10 +17,10 @@
 import process from "node:process";
 import { InputError, PluginError, TaskError } from "../../kit/errors.ts";
 import { type HookContext, PLUGIN_KINDS, type PluginKind } from "../../kit/contract.ts";
-import { builtinCatalog } from "../plugins/builtin_catalog.ts";
-import { importPluginModule } from "../plugins/load.ts";
-import type { PluginLock } from "../plugins/lock.ts";
-import { mayBeBuiltin, normalizeId } from "../plugins/specifier.ts";
+import { builtinCatalog } from "./builtin_catalog.ts";
+import { importPluginModule } from "./load.ts";
+import type { PluginLock } from "./lock.ts";
+import { mayBeBuiltin, normalizeId } from "./specifier.ts";
 
 /** The kinds of pluggable hook. */
 export type PlugKind = "reward" | "metric" | "stop";
