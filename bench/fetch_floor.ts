@@ -9,6 +9,7 @@
  */
 import process from "node:process";
 import { seededRandom } from "../kit/taskset_view.ts";
+import { askMock } from "./ask_mock.ts";
 
 /** The system prompt of the addition taskset (plugins/tasksets/addition/mod.ts). */
 const SYSTEM_PROMPT = "Answer with the final number only.";
@@ -22,19 +23,7 @@ export async function fetchFloor(url: string, n: number, c: number): Promise<voi
       next++;
       const a = 100 + Math.floor(rand() * 900);
       const b = 100 + Math.floor(rand() * 900);
-      const res = await fetch(`${url}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
-        body: JSON.stringify({
-          model: "bench-model",
-          messages: [
-            { role: "system", content: SYSTEM_PROMPT },
-            { role: "user", content: `What is ${a} + ${b}?` },
-          ],
-        }),
-      });
-      const body = await res.json();
-      if (body.choices[0].message.content !== String(a + b)) throw new Error("wrong answer");
+      await askMock(url, SYSTEM_PROMPT, `What is ${a} + ${b}?`, String(a + b));
     }
   };
   await Promise.all(Array.from({ length: c }, worker));

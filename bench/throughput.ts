@@ -17,6 +17,7 @@ import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { resolveRunDir } from "../lib/run/naming.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import { ADDITION_SYSTEM_PROMPT, additionTasks } from "../plugins/tasksets/addition/mod.ts";
+import { askMock } from "./ask_mock.ts";
 import { evalArgs, median, spawnMock } from "./common.ts";
 
 /** Reads `--name value` from argv. */
@@ -34,19 +35,7 @@ async function plainFetch(url: string, n: number, c: number): Promise<number> {
     while (next < n) {
       next++;
       const task = tasks.next().value!;
-      const res = await fetch(`${url}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
-        body: JSON.stringify({
-          model: "bench-model",
-          messages: [
-            { role: "system", content: ADDITION_SYSTEM_PROMPT },
-            { role: "user", content: task.prompt },
-          ],
-        }),
-      });
-      const body = await res.json();
-      if (body.choices[0].message.content !== task.answer) throw new Error("wrong answer");
+      await askMock(url, ADDITION_SYSTEM_PROMPT, task.prompt, task.answer);
     }
   };
   await Promise.all(Array.from({ length: c }, worker));

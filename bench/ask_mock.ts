@@ -1,0 +1,26 @@
+/**
+ * The one request both plain-`fetch` floors send (bench/fetch_floor.ts as a whole process,
+ * bench/throughput.ts in-process): a chat completion posted straight to the mock, its
+ * answer checked. Imports nothing of vf, so a floor process loads no engine code.
+ *
+ * @module
+ */
+
+/** Posts one chat completion to `url` and throws unless the reply is `answer`. */
+export async function askMock(
+  url: string,
+  system: string,
+  prompt: string,
+  answer: string,
+): Promise<void> {
+  const res = await fetch(`${url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
+    body: JSON.stringify({
+      model: "bench-model",
+      messages: [{ role: "system", content: system }, { role: "user", content: prompt }],
+    }),
+  });
+  const body = await res.json();
+  if (body.choices[0].message.content !== answer) throw new Error("wrong answer");
+}
