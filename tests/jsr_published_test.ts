@@ -51,6 +51,8 @@ export default {
 
 /** A scripted evaluation: `argv[2]` echo tasks in memory, then one summary line. */
 const SCRIPT = `import { startEval } from "@verifiers/verifiers-ts";
+import { defineTaskset } from "@verifiers/verifiers-ts/kit";
+console.log("kit " + typeof defineTaskset);
 const run = await startEval({
   config: { env: { taskset: { id: "echo" }, agent: { harness: { id: "null" } } }, model: "oracle" },
   args: ["-n", process.argv[2]],
@@ -260,6 +262,11 @@ describe("published to JSR, run with deno run jsr:", () => {
       timeoutMs: 240_000,
     });
     assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^kit function$/m,
+      "the plugin kit resolves as @verifiers/verifiers-ts/kit",
+    );
     assert.match(r.stdout, /^episodes 3 reward 1$/m);
   });
 
@@ -273,6 +280,7 @@ describe("published to JSR, run with deno run jsr:", () => {
       timeoutMs: 240_000,
     });
     assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^kit function$/m, "vf run maps @verifiers/verifiers-ts/kit too");
     assert.match(r.stdout, /^episodes 2 reward 1$/m);
     assert.deepEqual(readdirSync(cwd), ["eval.ts"], "in memory: nothing written");
   });

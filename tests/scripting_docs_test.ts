@@ -125,7 +125,9 @@ describe("vf run", () => {
       writeFileSync(
         join(dir, "args.ts"),
         `import { VERSION } from "@verifiers/verifiers-ts";\n` +
+          `import { PLUGIN_ABI } from "@verifiers/verifiers-ts/kit";\n` +
           `console.log(VERSION, JSON.stringify(process.argv.slice(2)));\n` +
+          `console.log("kit abi " + PLUGIN_ABI);\n` +
           `process.exitCode = 7;\n`,
       );
       writeFileSync(join(dir, "boom.ts"), `throw new Error("kaput");\n`);
@@ -137,6 +139,7 @@ describe("vf run", () => {
         });
         assert.equal(ok.code, 7, ok.stderr);
         assert.match(ok.stdout, /^0\.\d+\.\d+ \["a b","--x"\]$/m);
+        assert.match(ok.stdout, /^kit abi 1$/m, "the plugin kit resolves to this vf's");
         const boom = await runProgram(at(argv, 0), [...argv.slice(1), "boom.ts"], { cwd: dir });
         assert.equal(boom.code, 1);
         assert.match(boom.stderr, /kaput/);
