@@ -60,19 +60,34 @@ export function violation(file: string, target: string): string | null {
   return null;
 }
 
-if (import.meta.main) {
-  let bad = 0;
-  for (const file of [...tsFiles("kit"), ...tsFiles("lib"), ...tsFiles("plugins")]) {
-    for (const target of importsOf(file)) {
-      const why = violation(file, target);
-      if (why) {
-        bad++;
-        console.log(`${file} imports ${relative(ROOT, join(ROOT, target))}: ${why}`);
+/** One import that crosses a layer the wrong way. */
+export interface LayerViolation {
+  file: string;
+  target: string;
+  why: string;
+}
+
+/** Every wrong-way import in the `kit/`, `lib/` and `plugins/` of the checkout at `root`. */
+export function layerViolations(root = ROOT): LayerViolation[] {
+  const out: LayerViolation[] = [];
+  for (const dir of ["kit", "lib", "plugins"]) {
+    for (const file of tsFiles(dir, root)) {
+      for (const target of importsOf(file, root)) {
+        const why = violation(file, target);
+        if (why) out.push({ file, target, why });
       }
     }
   }
-  if (bad) {
-    console.log(`${bad} import(s) cross a layer the wrong way (docs/architecture.md)`);
+  return out;
+}
+
+if (import.meta.main) {
+  const found = layerViolations();
+  for (const { file, target, why } of found) {
+    console.log(`${file} imports ${relative(ROOT, join(ROOT, target))}: ${why}`);
+  }
+  if (found.length) {
+    console.log(`${found.length} import(s) cross a layer the wrong way (docs/architecture.md)`);
     process.exitCode = 1;
   }
 }
