@@ -1,19 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { rmSync } from "node:fs";
 import { layerViolations } from "../scripts/check_layers.ts";
-
-/** Writes `files` (path → source) under a fresh directory; returns it. */
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), "vf-layers-"));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
+import { sourceTree } from "./_source_tree.ts";
 
 describe("scripts/check_layers.ts", () => {
   it("finds no wrong-way import in this checkout", () => {
@@ -21,7 +10,7 @@ describe("scripts/check_layers.ts", () => {
   });
 
   it("names each import that crosses a layer the wrong way, and only those", () => {
-    const root = tree({
+    const root = sourceTree({
       "kit/mod.ts": `export * from "./errors.ts";\n`,
       "kit/errors.ts": `import "../lib/run/plan.ts";\n`,
       "lib/run/plan.ts": `import "../../kit/mod.ts";\nimport "../cli/output.ts";\n`,
@@ -33,7 +22,7 @@ describe("scripts/check_layers.ts", () => {
         `import "../../../kit/errors.ts";\n// import "../../../lib/run/plan.ts";\n`,
       "plugins/tasksets/a/rows.ts": `import "../b/mod.ts";\n`,
       "plugins/tasksets/b/mod.ts": `import "../../../mod.ts";\n`,
-    });
+    }, "vf-layers-");
     try {
       const found = layerViolations(root).map((v) => `${v.file} -> ${v.target}`).sort();
       assert.deepEqual(found, [

@@ -4,10 +4,9 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { rmSync } from "node:fs";
 import { importGraph, nodeOf } from "../scripts/import_graph.ts";
+import { sourceTree } from "./_source_tree.ts";
 
 const roots: string[] = [];
 after(() => {
@@ -16,12 +15,8 @@ after(() => {
 
 /** A checkout made of `files` (path → source). */
 function checkout(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), "vf-import-graph-"));
+  const root = sourceTree(files, "vf-import-graph-");
   roots.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
   return root;
 }
 
