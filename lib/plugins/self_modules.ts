@@ -29,7 +29,7 @@ export function setSelfModule(load: () => Promise<Record<string, unknown>>): voi
   loadLibrary = load;
 }
 
-/** Serves `@verifiers/verifiers-ts`, `zod` and the test module as virtual modules (once). */
+/** Serves `@verifiers/verifiers-ts`, its `/kit`, `zod` and the test module as virtual modules (once). */
 export function provideSelfModules(): Promise<void> {
   provided ??= (async () => {
     const [self, kit, zod, tests] = await Promise.all([
