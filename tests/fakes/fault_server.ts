@@ -280,6 +280,10 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
     req.on("data", (c: string) => (text += c));
     req.on("end", () => answer(req, res, text));
   });
+  // Idle connections stay open for the whole test, as a hosted API's do for a minute or
+  // more: with the 5 s default, a connection idle through a 4 s stall timeout could close
+  // just as the client reuses it for a retry, a race the faults under test do not include.
+  server.keepAliveTimeout = 120_000;
   server.on("connection", (s: Socket) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
