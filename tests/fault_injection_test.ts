@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -16,6 +16,7 @@ import { run } from "./_run.ts";
 import { type Fault, FAULTS, promptOf, startFaultServer } from "./fakes/fault_server.ts";
 import type { Episode } from "../kit/trace/types.ts";
 import { at } from "./_assert.ts";
+import { filesUnder } from "./_source_tree.ts";
 
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
 const KEY = "sk-fault-KEY-6c1f0e9a7b3d";
@@ -89,17 +90,6 @@ const VARIANTS: Variant[] = [
     ],
   })),
 ];
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...filesUnder(path));
-    else out.push(path);
-  }
-  return out;
-}
 
 /** The fault a task's prompt names and whether it is transient. */
 function faultOf(episode: Episode): { fault: Fault; flaky: boolean } {

@@ -16,7 +16,6 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +35,7 @@ import {
   redact,
 } from "../kit/secrets.ts";
 import { at } from "./_assert.ts";
+import { filesUnder } from "./_source_tree.ts";
 
 const OPENAI_URL = new URL("../node_modules/openai/index.mjs", import.meta.url).href;
 
@@ -99,18 +99,6 @@ after(async () => {
   await server.close();
   rmSync(root, { recursive: true, force: true });
 });
-
-/** Every file under `dir`, recursively (none when it does not exist). */
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...filesUnder(path));
-    else out.push(path);
-  }
-  return out;
-}
 
 function assertNoSecret(text: string, where: string, except: string[] = []): void {
   for (const secret of ALL_SECRETS) {
