@@ -8,50 +8,11 @@
 import { ProviderError } from "../../kit/errors.ts";
 import { concatBytes } from "../../kit/util/bytes.ts";
 import type { WireHandler, WireReply, WireRequest } from "../../kit/wire/http.ts";
+import { ChunkQueue } from "./chunk_queue.ts";
 import { joinUrl } from "./provider_client.ts";
 import type { ProviderClient, ProviderRequest, ProviderResponse } from "./provider_types.ts";
 
 const encoder = new TextEncoder();
-
-/** Byte chunks written by a handler, read as an async iterable. */
-class ChunkQueue implements AsyncIterable<Uint8Array> {
-  readonly #chunks: Uint8Array[] = [];
-  #done = false;
-  #error: unknown = null;
-  #wake: (() => void) | null = null;
-
-  push(chunk: Uint8Array): void {
-    this.#chunks.push(chunk);
-    this.#notify();
-  }
-
-  close(error: unknown = null): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#error = error;
-    this.#notify();
-  }
-
-  #notify(): void {
-    const wake = this.#wake;
-    this.#wake = null;
-    wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
-    for (;;) {
-      if (this.#chunks.length > 0) {
-        yield this.#chunks.shift()!;
-        continue;
-      }
-      if (this.#done) {
-        if (this.#error !== null) throw this.#error;
-        return;
-      }
-      await new Promise<void>((resolve) => (this.#wake = resolve));
-    }
-  }
-}
 
 /** A reply collected into a {@link ProviderResponse}: a stream once it is `text/event-stream`. */
 class CollectingReply implements WireReply {

@@ -1,0 +1,89 @@
+/**
+ * Byte chunks handed over by a producer (a socket, an in-process handler) and read as an
+ * async iterable, in order, ended by `close()` with or without an error. With a flow
+ * control, the producer is paused while more than `highBytes` wait unread and resumed
+ * once the reader has taken them.
+ *
+ * @module
+ */
+
+/** How a {@link ChunkQueue} slows its producer down. */
+export interface FlowControl {
+  pause(): void;
+  resume(): void;
+  /** Unread bytes that pause the producer. @default 1 MiB */
+  highBytes?: number;
+}
+
+/** Byte chunks written by a producer, read as an async iterable. */
+export class ChunkQueue implements AsyncIterable<Uint8Array> {
+  readonly #chunks: Uint8Array[] = [];
+  #head = 0;
+  #queued = 0;
+  #paused = false;
+  #done = false;
+  #error: unknown = null;
+  #wake: (() => void) | null = null;
+  readonly #flow: FlowControl | null;
+  readonly #high: number;
+
+  constructor(flow: FlowControl | null = null) {
+    this.#flow = flow;
+    this.#high = flow?.highBytes ?? 1 << 20;
+  }
+
+  /** Queues one chunk for the reader. */
+  push(chunk: Uint8Array): void {
+    if (this.#done) return;
+    this.#chunks.push(chunk);
+    this.#queued += chunk.byteLength;
+    if (this.#flow !== null && !this.#paused && this.#queued > this.#high) {
+      this.#paused = true;
+      this.#flow.pause();
+    }
+    this.#notify();
+  }
+
+  /** Ends the stream: the reader gets what is queued, then the error if one is given. */
+  close(error: unknown = null): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#error = error;
+    this.#notify();
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  #take(): Uint8Array {
+    const chunk = this.#chunks[this.#head]!;
+    this.#chunks[this.#head++] = undefined as unknown as Uint8Array;
+    if (this.#head === this.#chunks.length) {
+      this.#chunks.length = 0;
+      this.#head = 0;
+    }
+    this.#queued -= chunk.byteLength;
+    if (this.#paused && this.#queued <= this.#high / 2) {
+      this.#paused = false;
+      this.#flow!.resume();
+    }
+    return chunk;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
+    for (;;) {
+      if (this.#head < this.#chunks.length) {
+        yield this.#take();
+        continue;
+      }
+      if (this.#done) {
+        if (this.#error !== null) throw this.#error;
+        return;
+      }
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+}
