@@ -1,6 +1,11 @@
 /**
  * Running a step under a deadline and a cancellation signal.
  *
+ * Every stage of every rollout runs under {@link withDeadline} with the run's signal as
+ * parent, so the forwarding from a parent is shared: a parent has one abort listener while
+ * any step runs under it (removed when the last such step ends), and a step is an entry in
+ * that listener's set rather than a listener of its own.
+ *
  * @module
  */
 
@@ -15,42 +20,96 @@ export class DeadlineExceeded extends Error {
   }
 }
 
+/** The steps running under one parent signal, and the parent's one listener for them. */
+interface ParentSteps {
+  steps: Set<(reason: unknown) => void>;
+  forward: () => void;
+}
+
+const underParents = new WeakMap<AbortSignal, ParentSteps>();
+
+/**
+ * Calls `onAbort(parent.reason)` when `parent` aborts, in the order steps were added,
+ * until the returned removal is called.
+ */
+function onParentAbort(parent: AbortSignal, onAbort: (reason: unknown) => void): () => void {
+  let entry = underParents.get(parent);
+  if (entry === undefined) {
+    const steps = new Set<(reason: unknown) => void>();
+    const forward = () => {
+      underParents.delete(parent);
+      const due = [...steps];
+      steps.clear();
+      for (const step of due) step(parent.reason);
+    };
+    entry = { steps, forward };
+    underParents.set(parent, entry);
+    parent.addEventListener("abort", forward, { once: true });
+  }
+  const { steps, forward } = entry;
+  steps.add(onAbort);
+  return () => {
+    if (!steps.delete(onAbort) || steps.size > 0) return;
+    underParents.delete(parent);
+    parent.removeEventListener("abort", forward);
+  };
+}
+
 /**
  * Runs `fn` with a signal that aborts when `seconds` pass (null = no limit) or `parent`
- * aborts. Rejects with {@link DeadlineExceeded} on expiry even if `fn` ignores its signal.
+ * aborts. Rejects with {@link DeadlineExceeded} on expiry even if `fn` ignores its signal,
+ * and with the parent's abort reason when the parent aborts first. When `parent` is
+ * already aborted, `fn` still runs (with an aborted signal); only a result it had already
+ * settled when it returned wins over the cancellation.
  */
-export async function withDeadline<T>(
+export function withDeadline<T>(
   seconds: number | null,
   parent: AbortSignal,
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const ctrl = new AbortController();
-  const onParent = () => ctrl.abort(parent.reason);
-  if (parent.aborted) ctrl.abort(parent.reason);
-  else parent.addEventListener("abort", onParent, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expiry = new Promise<never>((_, reject) => {
-    if (seconds === null) return;
-    timer = setTimeout(() => {
-      const err = new DeadlineExceeded(seconds);
-      ctrl.abort(err);
-      reject(err);
-    }, Math.max(0, seconds * 1000));
+  return new Promise<T>((resolve, reject) => {
+    const ctrl = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let leaveParent: (() => void) | null = null;
+    let settled = false;
+    const finish = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      leaveParent?.();
+      return true;
+    };
+    const fail = (reason: unknown) => {
+      if (finish()) reject(reason);
+    };
+    const alreadyAborted = parent.aborted;
+    if (alreadyAborted) ctrl.abort(parent.reason);
+    else {
+      leaveParent = onParentAbort(parent, (reason) => {
+        ctrl.abort(reason);
+        fail(ctrl.signal.reason);
+      });
+    }
+    if (seconds !== null && !alreadyAborted) {
+      timer = setTimeout(() => {
+        const err = new DeadlineExceeded(seconds);
+        ctrl.abort(err);
+        fail(err);
+      }, Math.max(0, seconds * 1000));
+    }
+    let work: Promise<T>;
+    try {
+      work = fn(ctrl.signal);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    Promise.resolve(work).then((value) => {
+      if (finish()) resolve(value);
+    }, fail);
+    // queued after the work's own settlement if fn returned it already settled
+    if (alreadyAborted) queueMicrotask(() => fail(ctrl.signal.reason));
   });
-  const cancelled = new Promise<never>((_, reject) => {
-    if (ctrl.signal.aborted) reject(ctrl.signal.reason);
-    else ctrl.signal.addEventListener("abort", () => reject(ctrl.signal.reason), { once: true });
-  });
-  const work = fn(ctrl.signal);
-  try {
-    return await Promise.race([work, expiry, cancelled]);
-  } finally {
-    clearTimeout(timer);
-    parent.removeEventListener("abort", onParent);
-    work.catch(() => {});
-    expiry.catch(() => {});
-    cancelled.catch(() => {});
-  }
 }
 
 /** Epoch seconds, as traces record time. */
