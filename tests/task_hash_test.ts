@@ -231,6 +231,22 @@ describe("pythonJsonDumps()", () => {
     assert.deepEqual(values.map(pythonJsonDumps), py);
   });
 
+  it("escapes every UTF-16 code unit as Python does (ensure_ascii), alone and in text", () => {
+    const units = Array.from({ length: 0x10000 }, (_, c) => String.fromCharCode(c));
+    const values: string[] = [
+      ...Array.from({ length: 64 }, (_, i) => units.slice(i * 1024, (i + 1) * 1024).join("")),
+      units.slice(0x20, 0x7f).join(""), // printable ASCII, quote and backslash included
+      'say "hi" \\ \\\\ / done',
+      "emoji \u{1f600} pair, lone \ud83d and \ude00, DEL \u007f, NEL \u0085, LS \u2028",
+    ];
+    const py = runPython(
+      `import sys, json\nfor v in json.loads(sys.stdin.buffer.read().decode("utf-8")): print(json.dumps(v))`,
+      JSON.stringify(values),
+    ).trim().split("\n");
+    assert.equal(py.length, values.length);
+    values.forEach((v, i) => assert.equal(pythonJsonDumps(v), py[i], `value ${i}`));
+  });
+
   it("writes non-finite numbers as NaN/Infinity and PyFloat as a float, like Python", () => {
     const py = runPython(
       `import json; print(json.dumps([float("nan"), float("inf"), -float("inf"), {"a": float("nan")}, 10.0]))`,

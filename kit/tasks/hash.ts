@@ -19,24 +19,24 @@ import { pythonFloatRepr } from "../util/python_float.ts";
 
 export { pythonFloatRepr } from "../util/python_float.ts";
 
-/** Escapes one string the way Python `json.dumps(ensure_ascii=True)` does. */
+/** A code unit `JSON.stringify` leaves as it is and Python escapes: DEL and all above ASCII. */
+const BEYOND_ASCII = /[\u007f-\uffff]/;
+const BEYOND_ASCII_ALL = /[\u007f-\uffff]/g;
+
+function escapeUnit(c: string): string {
+  return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+}
+
+/**
+ * Escapes one string the way Python `json.dumps(ensure_ascii=True)` does. Below DEL,
+ * `JSON.stringify` writes what Python writes (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`,
+ * other control characters as lowercase `\u00xx`, lone surrogates as `\udxxx`); Python
+ * also escapes DEL and every code unit above ASCII (astral characters as their surrogate
+ * pairs), which the second pass does for the strings that have any.
+ */
 function pyString(s: string): string {
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    // Python escapes `"`, `\` and everything outside printable ASCII (space..tilde).
-    if (c === 0x22) out += '\\"';
-    else if (c === 0x5c) out += "\\\\";
-    else if (c >= 0x20 && c <= 0x7e) out += s[i];
-    else if (c === 0x0a) out += "\\n";
-    else if (c === 0x0d) out += "\\r";
-    else if (c === 0x09) out += "\\t";
-    else if (c === 0x08) out += "\\b";
-    else if (c === 0x0c) out += "\\f";
-    // UTF-16 code units: astral characters come out as surrogate pairs, like Python.
-    else out += "\\u" + c.toString(16).padStart(4, "0");
-  }
-  return out + '"';
+  const json = JSON.stringify(s);
+  return BEYOND_ASCII.test(json) ? json.replace(BEYOND_ASCII_ALL, escapeUnit) : json;
 }
 
 function pyNumber(x: number): string {
