@@ -350,16 +350,27 @@ export function defineJudge<S extends ConfigSchema>(spec: Spec<JudgePlugin<S>>):
  * Declares a runtime plugin; its `id` is the `type` used in `[env.agent.runtime]`.
  * `create` and `check` receive the config validated against the plugin's own schema (a
  * bad key is a {@link ConfigError} naming it), so a runtime made outside the config
- * pipeline (`vf sandbox exec`, a script) is checked the same way.
+ * pipeline (`vf sandbox exec`, a script) is checked the same way. Settings are read-only:
+ * a settings object is validated the first time it is used, not again for each instance.
  */
 export function defineRuntime<S extends ConfigSchema>(spec: RuntimeSpec<S>): RuntimePlugin<S> {
   const { configHint, create, check, ...plugin } = spec;
   const hint = configHint ?? `run \`vf plugins show ${spec.id}\` to list the keys`;
-  const validated = (settings: RuntimeSettings): RuntimeConfig<S> =>
-    ({
-      ...parsePluginConfig(`runtime "${spec.id}"`, spec.config, settings, hint),
-      type: typeof settings.type === "string" ? settings.type : spec.id,
-    }) as RuntimeConfig<S>; // zod's output of a generic schema is not narrowed by OwnConfig
+  // A run creates one instance per rollout from the same settings object: it is validated
+  // once (a failure is not kept, so it throws the same error every time), and each call
+  // gets its own copy of the validated config.
+  const checked = new WeakMap<RuntimeSettings, RuntimeConfig<S>>();
+  const validated = (settings: RuntimeSettings): RuntimeConfig<S> => {
+    let config = checked.get(settings);
+    if (config === undefined) {
+      config = {
+        ...parsePluginConfig(`runtime "${spec.id}"`, spec.config, settings, hint),
+        type: typeof settings.type === "string" ? settings.type : spec.id,
+      } as RuntimeConfig<S>; // zod's output of a generic schema is not narrowed by OwnConfig
+      checked.set(settings, config);
+    }
+    return { ...config };
+  };
   return {
     ...plugin,
     kind: "runtime",
