@@ -114,6 +114,32 @@ describe("local runtime", () => {
     assert.equal(rt.info.id, dir, "the id is kept after stop");
   });
 
+  it("names each start's directory vf-<safe name>-p<pid>-<6 random letters>, no two alike", async () => {
+    const names = new Set<string>();
+    const suffixes = new Set<string>();
+    const cases: [string, string][] = [
+      ["0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"],
+      ["a.b_c-D", "a.b_c-D"],
+      ["", "runtime"],
+      ["x".repeat(70), "x".repeat(64)],
+      ["é/ü  ok", "_ok"],
+    ];
+    for (let i = 0; i < 1000; i++) {
+      const [name, safe] = cases[i % cases.length]!;
+      const rt = local.create({}, { name });
+      await rt.start(); // the directory is named here, made on first use only
+      const base = basename(rt.info.id!);
+      const m = new RegExp(`^vf-(.*)-p${process.pid}-([A-Za-z0-9]{6})$`).exec(base);
+      assert.ok(m, base);
+      assert.equal(m[1], safe);
+      names.add(base);
+      suffixes.add(m[2]!);
+      await rt.stop();
+    }
+    assert.equal(names.size, 1000);
+    assert.ok(suffixes.size > 990, `${suffixes.size} distinct suffixes in 1000`);
+  });
+
   it("start() refuses a second start while running", async () => {
     const rt = makeLocal();
     await rt.start();

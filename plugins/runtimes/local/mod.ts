@@ -59,10 +59,21 @@ const RESTART_HINT = "Call start() first, or make a new runtime";
 /** Letters of a work directory's random suffix (as `mkdtemp` uses). */
 const SUFFIX_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
+/** Random bytes drawn ahead, six per suffix: one draw from the system serves many starts. */
+let randomPool = new Uint8Array(0);
+let randomPoolAt = 0;
+
 /** Six random letters and digits, the suffix `mkdtemp` would add. */
 function randomSuffix(): string {
+  if (randomPoolAt + 6 > randomPool.length) {
+    randomPool = randomBytes(6 * 256);
+    randomPoolAt = 0;
+  }
   let out = "";
-  for (const byte of randomBytes(6)) out += SUFFIX_LETTERS[byte % SUFFIX_LETTERS.length];
+  for (let i = 0; i < 6; i++) {
+    out += SUFFIX_LETTERS[randomPool[randomPoolAt + i]! % SUFFIX_LETTERS.length];
+  }
+  randomPoolAt += 6;
   return out;
 }
 
@@ -388,8 +399,12 @@ function tooLarge(path: string, size: number, max: number): SandboxError {
   );
 }
 
+/** A name {@link safeName} keeps as it is. */
+const SAFE_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
 /** A runtime name made safe for a directory name. */
 function safeName(name: string): string {
+  if (SAFE_NAME.test(name)) return name; // a trace id always is
   const cleaned = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 64);
   return cleaned === "" ? "runtime" : cleaned;
 }
