@@ -393,6 +393,19 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     );
   });
 
+  it("writes an episode without float fields as JSON.stringify does, and marks a trace's own", () => {
+    const plain = { prompt: "p", timeout: {}, resources: { gpu: 0 }, answer: 5 };
+    const task = { type: "T", data: wireTaskData(plain), key: "k", hash: "h" };
+    const episode = { task, traces: [{ task, reward: 1 }], reward: 1.5, n: 2 };
+    assert.equal(episodeJson(episode), JSON.stringify(episode));
+    const timed = { type: "T", data: wireTaskData({ ...plain, timeout: { agent: 3 } }) };
+    const mixed = { task, traces: [{ task }, { task: timed }] };
+    const line = episodeJson(mixed);
+    assert.match(line, /"timeout":\{"agent":3\.0\}/);
+    assert.deepEqual(JSON.parse(line), mixed);
+    assert.equal(line.replace('"agent":3.0', '"agent":3'), JSON.stringify(mixed));
+  });
+
   it("writes TaskData's float fields as Python floats, so task_key(task.data) == task.hash", () => {
     const data = { prompt: "p", timeout: { agent: 5, setup: 0.5 }, resources: { cpu: 1 } };
     const task = { type: "T", data: wireTaskData(data), key: taskHash(data), hash: taskHash(data) };

@@ -61,9 +61,34 @@ function markFloats(value: Record<string, unknown>): { marked: unknown; any: boo
   return { marked, any };
 }
 
-/** The JSON text of an episode (or any value) for `traces.jsonl`. */
+/** True when `task.data` holds a finite number in a float field (one to write as a float). */
+function hasFloatField(task: unknown): boolean {
+  if (!isRecord(task) || !isRecord(task.data)) return false;
+  for (const section in FLOAT_FIELDS) {
+    const holder = task.data[section];
+    if (!isRecord(holder)) continue;
+    for (const field of FLOAT_FIELDS[section]!) {
+      const v = holder[field];
+      if (typeof v === "number" && Number.isFinite(v)) return true;
+    }
+  }
+  return false;
+}
+
+/** True when `value` or one of its traces has task data with a float field to mark. */
+function needsMarking(value: Record<string, unknown>): boolean {
+  if (hasFloatField(value.task)) return true;
+  if (!Array.isArray(value.traces)) return false;
+  for (const t of value.traces) if (isRecord(t) && hasFloatField(t.task)) return true;
+  return false;
+}
+
+/**
+ * The JSON text of an episode (or any value) for `traces.jsonl`. Most tasks set no
+ * timeout or resources, so their episodes are written as they are, without the copies.
+ */
 export function episodeJson(value: unknown): string {
-  if (!isRecord(value)) return JSON.stringify(value);
+  if (!isRecord(value) || !needsMarking(value)) return JSON.stringify(value);
   const { marked, any } = markFloats(value);
   const text = JSON.stringify(any ? marked : value);
   return any ? text.replace(MARKED, "$1") : text;
