@@ -139,6 +139,7 @@ async function* slotsOf(
   rollouts: number,
   owed: Map<string, number> | null,
 ): AsyncGenerator<Slot> {
+  const type = taskTypeName(taskset);
   for await (const task of view) {
     let n = rollouts;
     if (owed) {
@@ -149,7 +150,7 @@ async function* slotsOf(
       else owed.delete(key);
     }
     if (n === 0) continue;
-    const identity = traceTask(taskTypeName(taskset), task, taskset.key?.(task));
+    const identity = traceTask(type, task, taskset.key?.(task));
     for (let i = 0; i < n; i++) yield { task, identity };
   }
 }
