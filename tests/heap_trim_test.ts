@@ -1,0 +1,49 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  afterCollection,
+  COST_FACTOR,
+  FLOOR_BYTES,
+  GROWTH_FACTOR,
+  type HeapTrimState,
+  shouldCollect,
+  startHeapTrim,
+} from "../lib/run/heap_trim.ts";
+
+const MB = 1024 * 1024;
+const fresh: HeapTrimState = { liveBytes: 0, notBeforeCpuMs: 0 };
+
+describe("heap trim rule", () => {
+  it("never collects below the floor, however long the run", () => {
+    for (const cpu of [0, 1_000, 1_000_000]) {
+      assert.equal(shouldCollect(fresh, FLOOR_BYTES - 1, cpu), false);
+      assert.equal(
+        shouldCollect({ liveBytes: 1 * MB, notBeforeCpuMs: 0 }, FLOOR_BYTES - 1, cpu),
+        false,
+      );
+    }
+    assert.equal(shouldCollect(fresh, FLOOR_BYTES, 0), true);
+  });
+
+  it("collects once the heap in use has grown to GROWTH_FACTOR times the last live heap", () => {
+    const live = FLOOR_BYTES; // a live heap at the floor: growth decides
+    const state: HeapTrimState = { liveBytes: live, notBeforeCpuMs: 0 };
+    assert.equal(shouldCollect(state, live * GROWTH_FACTOR - 1, 10_000), false);
+    assert.equal(shouldCollect(state, live * GROWTH_FACTOR, 10_000), true);
+    assert.ok(GROWTH_FACTOR > 1);
+  });
+
+  it("waits COST_FACTOR times a collection's CPU time before the next, whatever the heap", () => {
+    const state = afterCollection(10 * MB, 2_000, 2_030);
+    assert.deepEqual(state, { liveBytes: 10 * MB, notBeforeCpuMs: 2_030 + 30 * COST_FACTOR });
+    const huge = 100 * FLOOR_BYTES;
+    assert.equal(shouldCollect(state, huge, state.notBeforeCpuMs - 1), false);
+    assert.equal(shouldCollect(state, huge, state.notBeforeCpuMs), true);
+  });
+
+  it("starts and stops without keeping the process alive", () => {
+    const stop = startHeapTrim();
+    stop();
+    stop(); // idempotent
+  });
+});
