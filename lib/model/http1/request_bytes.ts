@@ -10,6 +10,8 @@ import { Buffer } from "node:buffer";
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+const ASCII = /^[\x00-\x7f]*$/;
+const encoder = new TextEncoder();
 
 /** The request's bytes; throws on a header field that cannot be sent. */
 export function requestBytes(
@@ -27,8 +29,11 @@ export function requestBytes(
     head += `${name}: ${value}\r\n`;
   }
   head += `content-length: ${body.byteLength}\r\n\r\n`;
-  const out = Buffer.allocUnsafe(head.length + body.byteLength);
-  const at = out.write(head, 0, "latin1");
-  out.set(body, at);
+  const out = new Uint8Array(head.length + body.byteLength);
+  // ASCII (the usual head) is the same in UTF-8; encodeInto is native on every runtime,
+  // while Latin-1 writing is a JavaScript loop on some
+  if (ASCII.test(head)) encoder.encodeInto(head, out);
+  else out.set(Buffer.from(head, "latin1"));
+  out.set(body, head.length);
   return out;
 }
