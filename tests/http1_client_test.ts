@@ -271,6 +271,31 @@ describe("exchange over a connection pool", () => {
     }
   });
 
+  it("closes an idle connection once the server's keep-alive time (less a second) is over", async () => {
+    const server = await serve((req, res) => {
+      res.setHeader("keep-alive", "timeout=1"); // kept 500 ms by the client
+      echo(req, res);
+    });
+    const closed: boolean[] = [];
+    const pool = newPool();
+    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
+    try {
+      await readAll(await post(pool, origin, "a").response);
+      const [first] = server.sockets;
+      first!.on("close", () => closed.push(true));
+      const soon = post(pool, origin, "b");
+      await readAll(await soon.response);
+      assert.equal(soon.reused, true, "within its idle time the connection is reused");
+      await new Promise((r) => setTimeout(r, 1800)); // past 500 ms, and a sweep (1 s) later
+      assert.deepEqual(closed, [true], "the client closed the idle connection");
+      const late = post(pool, origin, "c");
+      assert.equal(await readAll(await late.response), "POST /echo c");
+      assert.deepEqual([late.reused, server.sockets.size], [false, 2]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("reports a connection dropped before any response as such, with whether it was reused", async () => {
     let served = 0;
     const server = await serve((req, res) => {

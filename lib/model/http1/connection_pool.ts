@@ -3,8 +3,9 @@
  * with SNI for `https`), kept idle after a response that allows it for as long as the
  * server's `keep-alive: timeout=N` says (less a second, so our reuse does not cross its
  * close) or {@link DEFAULT_IDLE_MS}, and taken back most recently used first. An idle
- * connection that closes, errs or receives bytes is dropped. Idle connections never keep
- * the process alive.
+ * connection that closes, errs or receives bytes is dropped; one past its idle time is
+ * closed when next looked at, or by a sweep every {@link SWEEP_MS} (no timer per request).
+ * Idle connections never keep the process alive.
  *
  * @module
  */
@@ -23,6 +24,8 @@ export interface Http1Origin {
 export const DEFAULT_IDLE_MS = 4000;
 /** Longest an idle connection is kept, whatever the server says. */
 const MAX_IDLE_MS = 600_000;
+/** How often idle connections past their time are closed. */
+const SWEEP_MS = 1000;
 /** Idle connections kept per origin; more are closed. */
 const MAX_IDLE_PER_ORIGIN = 256;
 
@@ -44,6 +47,8 @@ export class Connection {
   connectTimedOut = false;
   /** True once the connection served a response (so a new request on it reuses it). */
   served = false;
+  /** While idle: when it stops being reusable (epoch milliseconds). */
+  idleUntil = 0;
 
   constructor(socket: net.Socket, key: string) {
     this.socket = socket;
@@ -63,6 +68,7 @@ export class ConnectionPool {
   readonly #idle = new Map<string, Connection[]>();
   readonly #connectTimeoutMs: number;
   readonly #ca: string | undefined;
+  #sweeper: ReturnType<typeof setInterval> | undefined;
   #closed = false;
 
   /** `ca`: certificates trusted for `https` instead of the system's (PEM). */
@@ -74,11 +80,15 @@ export class ConnectionPool {
   /** An idle connection to `origin`, or null. */
   takeIdle(origin: Http1Origin): Connection | null {
     const list = this.#idle.get(keyOf(origin));
+    const now = Date.now();
     while (list !== undefined && list.length > 0) {
       const conn = list.pop()!;
       const socket = conn.socket;
       if (socket.destroyed || !socket.writable) continue;
-      socket.setTimeout(0);
+      if (conn.idleUntil <= now) {
+        socket.destroy(); // idle for its whole keep-alive time
+        continue;
+      }
       socket.ref();
       return conn;
     }
@@ -117,9 +127,6 @@ export class ConnectionPool {
       if (user !== null) user.onClose();
       else this.#forget(conn);
     });
-    socket.on("timeout", () => {
-      if (conn.user === null) socket.destroy(); // idle for its whole keep-alive time
-    });
     return conn;
   }
 
@@ -132,9 +139,21 @@ export class ConnectionPool {
     let list = this.#idle.get(conn.key);
     if (list === undefined) this.#idle.set(conn.key, list = []);
     if (list.length >= MAX_IDLE_PER_ORIGIN) return void socket.destroy();
-    socket.setTimeout(idleMs);
+    conn.idleUntil = Date.now() + idleMs;
     socket.unref();
     list.push(conn);
+    this.#sweeper ??= this.#startSweeper();
+  }
+
+  #startSweeper(): ReturnType<typeof setInterval> {
+    const timer = setInterval(() => {
+      const now = Date.now();
+      for (const list of this.#idle.values()) {
+        for (const conn of list) if (conn.idleUntil <= now) conn.socket.destroy();
+      }
+    }, SWEEP_MS);
+    (timer as { unref?: () => void }).unref?.();
+    return timer;
   }
 
   #forget(conn: Connection): void {
@@ -146,6 +165,7 @@ export class ConnectionPool {
   /** Closes every idle connection; connections in use close when their exchange ends. */
   close(): void {
     this.#closed = true;
+    clearInterval(this.#sweeper);
     for (const list of this.#idle.values()) for (const conn of list) conn.socket.destroy();
     this.#idle.clear();
   }
