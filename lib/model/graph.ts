@@ -31,9 +31,13 @@ function canonicalArguments(args: string): string {
 
 const hashCache = new WeakMap<object, string>();
 
+/** Canonical texts up to this length are their own key; longer ones are hashed. */
+const MAX_PLAIN_KEY = 512;
+
 /**
- * A stable hash of a message: role, content (`null` ≡ `""`), reasoning, provider state,
- * tool calls (arguments canonicalised) and tool_call_id. Never serialized.
+ * A stable key of a message: role, content (`null` ≡ `""`), reasoning, provider state,
+ * tool calls (arguments canonicalised) and tool_call_id — the canonical text itself when
+ * short (no hashing for most messages), else its SHA-256. Never serialized.
  */
 export function messageHash(message: Message): string {
   const cached = hashCache.get(message);
@@ -52,7 +56,10 @@ export function messageHash(message: Message): string {
     })),
     tool_call_id: m.tool_call_id ?? null,
   };
-  const hash = createHash("sha256").update(canonicalJson(key)).digest("hex");
+  const text = canonicalJson(key);
+  const hash = text.length <= MAX_PLAIN_KEY
+    ? `=${text}`
+    : `#${createHash("sha256").update(text).digest("hex")}`;
   hashCache.set(message, hash);
   return hash;
 }
