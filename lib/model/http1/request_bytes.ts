@@ -10,7 +10,7 @@ import { Buffer } from "node:buffer";
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^[^\u0080-\uffff]*$/;
 const encoder = new TextEncoder();
 
 /** The request's bytes; throws on a header field that cannot be sent. */
