@@ -82,11 +82,29 @@ export function pythonJsonDumps(value: unknown): string {
     default:
       throw new TypeError(`Cannot serialize a ${typeof value} as JSON`);
   }
-  if (Array.isArray(value)) return "[" + value.map(pythonJsonDumps).join(", ") + "]";
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      out += (i === 0 ? "" : ", ") + pythonJsonDumps(value[i]);
+    }
+    return out + "]";
+  }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
-  return "{" + keys.map((k) => `${pyString(k)}: ${pythonJsonDumps(obj[k])}`).join(", ") + "}";
+  const keys = Object.keys(obj);
+  // UTF-16 order (the default sort) is code point order unless a surrogate is compared
+  keys.sort(keys.some((k) => SURROGATE.test(k)) ? compareCodePoints : undefined);
+  let out = "{";
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (first ? "" : ", ") + pyString(k) + ": " + pythonJsonDumps(v);
+    first = false;
+  }
+  return out + "}";
 }
+
+const SURROGATE = /[\ud800-\udfff]/;
 
 /**
  * A number Python holds as a `float`: {@link pythonJsonDumps} writes it with Python's float
