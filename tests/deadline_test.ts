@@ -2,7 +2,7 @@ import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
-import { DeadlineExceeded, withDeadline } from "../lib/rollout/deadline.ts";
+import { DeadlineExceeded, onAbort, withDeadline } from "../lib/rollout/deadline.ts";
 
 /** A promise that never settles: a step that ignores its signal. */
 const never = () => new Promise<never>(() => {});
@@ -119,5 +119,37 @@ describe("withDeadline", () => {
     assert.equal(abortListeners(parent), 0);
     for (let i = 0; i < 300; i++) await withDeadline(null, parent, () => Promise.resolve(i));
     assert.equal(abortListeners(parent), 0);
+  });
+});
+
+describe("onAbort", () => {
+  it("calls each listener once with the reason, in the order added, through one listener on the signal", () => {
+    const ctrl = new AbortController();
+    const calls: string[] = [];
+    const named = (name: string) => (reason: unknown) => calls.push(`${name}:${reason}`);
+    const same = named("twice");
+    onAbort(ctrl.signal, named("a"));
+    const removeB = onAbort(ctrl.signal, named("b"));
+    onAbort(ctrl.signal, same);
+    onAbort(ctrl.signal, same);
+    onAbort(ctrl.signal, named("c"));
+    assert.equal(abortListeners(ctrl.signal), 1);
+    removeB();
+    removeB(); // a second removal changes nothing
+    ctrl.abort("why");
+    assert.deepEqual(calls, ["a:why", "twice:why", "twice:why", "c:why"]);
+    assert.equal(abortListeners(ctrl.signal), 0);
+  });
+
+  it("leaves the signal without a listener once every listener is removed, and adds one again after", () => {
+    const ctrl = new AbortController();
+    const removals = Array.from({ length: 50 }, () => onAbort(ctrl.signal, () => {}));
+    for (const remove of removals) remove();
+    assert.equal(abortListeners(ctrl.signal), 0);
+    let called = 0;
+    onAbort(ctrl.signal, () => called++);
+    assert.equal(abortListeners(ctrl.signal), 1);
+    ctrl.abort();
+    assert.equal(called, 1);
   });
 });

@@ -2,9 +2,9 @@
  * Running a step under a deadline and a cancellation signal.
  *
  * Every stage of every rollout runs under {@link withDeadline} with the run's signal as
- * parent, so the forwarding from a parent is shared: a parent has one abort listener while
- * any step runs under it (removed when the last such step ends), and a step is an entry in
- * that listener's set rather than a listener of its own.
+ * parent, so listening to a parent is shared ({@link onAbort}): a signal has one abort
+ * listener while anything listens through it (removed when the last one stops), and each
+ * listener is an entry in that listener's set rather than a listener of its own.
  *
  * @module
  */
@@ -20,38 +20,49 @@ export class DeadlineExceeded extends Error {
   }
 }
 
-/** The steps running under one parent signal, and the parent's one listener for them. */
-interface ParentSteps {
-  steps: Set<(reason: unknown) => void>;
+/** What listens to one signal through {@link onAbort}, and the signal's one listener. */
+interface Listeners {
+  calls: Set<(reason: unknown) => void>;
   forward: () => void;
 }
 
-const underParents = new WeakMap<AbortSignal, ParentSteps>();
+const listenersOf = new WeakMap<AbortSignal, Listeners>();
 
 /**
- * Calls `onAbort(parent.reason)` when `parent` aborts, in the order steps were added,
- * until the returned removal is called.
+ * Calls `listener(signal.reason)` once when `signal` aborts, unless the returned removal
+ * was called first. Listeners are called in the order they were added; the signal has
+ * one abort listener for all of them while any is left.
  */
-function onParentAbort(parent: AbortSignal, onAbort: (reason: unknown) => void): () => void {
-  let entry = underParents.get(parent);
+export function onAbort(signal: AbortSignal, listener: (reason: unknown) => void): () => void {
+  let entry = listenersOf.get(signal);
   if (entry === undefined) {
-    const steps = new Set<(reason: unknown) => void>();
+    const calls = new Set<(reason: unknown) => void>();
     const forward = () => {
-      underParents.delete(parent);
-      const due = [...steps];
-      steps.clear();
-      for (const step of due) step(parent.reason);
+      listenersOf.delete(signal);
+      const due = [...calls];
+      calls.clear();
+      for (const call of due) {
+        try {
+          call(signal.reason);
+        } catch (err) {
+          // as an event listener's: reported, and the other listeners still called
+          queueMicrotask(() => {
+            throw err;
+          });
+        }
+      }
     };
-    entry = { steps, forward };
-    underParents.set(parent, entry);
-    parent.addEventListener("abort", forward, { once: true });
+    entry = { calls, forward };
+    listenersOf.set(signal, entry);
+    signal.addEventListener("abort", forward, { once: true });
   }
-  const { steps, forward } = entry;
-  steps.add(onAbort);
+  const { calls, forward } = entry;
+  const call = (reason: unknown) => listener(reason); // each addition is its own entry
+  calls.add(call);
   return () => {
-    if (!steps.delete(onAbort) || steps.size > 0) return;
-    underParents.delete(parent);
-    parent.removeEventListener("abort", forward);
+    if (!calls.delete(call) || calls.size > 0) return;
+    listenersOf.delete(signal);
+    signal.removeEventListener("abort", forward);
   };
 }
 
@@ -85,7 +96,7 @@ export function withDeadline<T>(
     const alreadyAborted = parent.aborted;
     if (alreadyAborted) ctrl.abort(parent.reason);
     else {
-      leaveParent = onParentAbort(parent, (reason) => {
+      leaveParent = onAbort(parent, (reason) => {
         ctrl.abort(reason);
         fail(ctrl.signal.reason);
       });

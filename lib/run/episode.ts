@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { toTraceError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
+import { onAbort } from "../rollout/deadline.ts";
 import {
   retryDelayMs,
   type RetryPolicy,
@@ -79,10 +80,10 @@ async function attempt(
   // Without an episode timeout the rollout takes the run's signal as is (no extra
   // controller on the hot path); with one, a controller aborts on either.
   const ctrl = s.timeoutS === null ? null : new AbortController();
-  const onAbort = () => ctrl?.abort(signal.reason);
+  let stopForwarding: (() => void) | undefined;
   if (ctrl) {
     if (signal.aborted) ctrl.abort(signal.reason);
-    else signal.addEventListener("abort", onAbort, { once: true });
+    else stopForwarding = onAbort(signal, (reason) => ctrl.abort(reason));
   }
   const rolloutSignal = ctrl ? ctrl.signal : signal;
   let timedOut = false;
@@ -92,11 +93,11 @@ async function attempt(
   }, s.timeoutS! * 1000);
   // Once cancelled, the rollout gets `graceMs` to wind down (tear its runtime down).
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
-  let arm: (() => void) | undefined;
+  let disarm: (() => void) | undefined;
   const gaveUp = new Promise<"gave-up">((resolve) => {
-    arm = () => (graceTimer = setTimeout(() => resolve("gave-up"), s.graceMs));
+    const arm = () => (graceTimer = setTimeout(() => resolve("gave-up"), s.graceMs));
     if (rolloutSignal.aborted) arm();
-    else rolloutSignal.addEventListener("abort", arm, { once: true });
+    else disarm = onAbort(rolloutSignal, arm);
   });
   const work = runRollout(s.plan, task, identity, rolloutSignal);
   work.catch(() => {});
@@ -116,8 +117,8 @@ async function attempt(
   } finally {
     clearTimeout(timer);
     clearTimeout(graceTimer);
-    if (ctrl) signal.removeEventListener("abort", onAbort);
-    if (arm) rolloutSignal.removeEventListener("abort", arm);
+    stopForwarding?.();
+    disarm?.();
   }
   episode.ok = episode.errors.length === 0 && episode.traces.length > 0 &&
     episode.traces.every((t) => t.ok);
