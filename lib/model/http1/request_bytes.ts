@@ -29,11 +29,12 @@ export function requestBytes(
     head += `${name}: ${value}\r\n`;
   }
   head += `content-length: ${body.byteLength}\r\n\r\n`;
-  const out = new Uint8Array(head.length + body.byteLength);
+  // a Buffer: a socket write converts any other Uint8Array into one
+  const out = Buffer.allocUnsafe(head.length + body.byteLength);
   // ASCII (the usual head) is the same in UTF-8; encodeInto is native on every runtime,
   // while Latin-1 writing is a JavaScript loop on some
   if (ASCII.test(head)) encoder.encodeInto(head, out);
-  else out.set(Buffer.from(head, "latin1"));
+  else out.write(head, 0, "latin1");
   out.set(body, head.length);
   return out;
 }

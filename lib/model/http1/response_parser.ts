@@ -83,7 +83,10 @@ export class ResponseParser {
   feed(chunk: Uint8Array): void {
     if (chunk.byteLength === 0) return;
     this.started = true;
-    let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    // sockets hand over Buffers; a view of anything else is made without copying
+    let buf = Buffer.isBuffer(chunk)
+      ? chunk
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.#pending !== null) {
       buf = Buffer.concat([this.#pending, buf]);
       this.#pending = null;
