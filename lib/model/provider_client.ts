@@ -29,6 +29,7 @@ import {
 } from "./http1/exchange.ts";
 import { requestBytes } from "./http1/request_bytes.ts";
 import type { ProviderClient, ProviderRequest, ProviderResponse } from "./provider_types.ts";
+import { StallClock, StallWatch } from "./stall_watch.ts";
 
 /** Options of {@link createProviderClient}. */
 export interface ProviderClientOptions {
@@ -61,81 +62,6 @@ export const DEFAULT_STALL_TIMEOUT_S = 600;
 export function stallMs(seconds: number | null | undefined): number | null {
   if (seconds === undefined) return DEFAULT_STALL_TIMEOUT_S * 1000;
   return seconds === null ? null : seconds * 1000;
-}
-
-/**
- * A stall timer that fires this much past its deadline says the process itself was busy
- * (the provider's bytes may be waiting unread): the verdict then waits for a grace period.
- */
-const LATE_TIMER_MS = 50;
-
-/**
- * Watches one call for provider silence; `touch()` on every byte received. Silence counts
- * only while the process could read: a timer that fires late gives pending reads a grace
- * period (as long as it was late, at most one more timeout in all) before the call fails.
- */
-class StallWatch {
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #active: boolean;
-  /** When the last byte came (or the watch started). */
-  #last = 0;
-  /** When the armed timer should have fired. */
-  #deadline = 0;
-  #grace = 0;
-  readonly #ms: number | null;
-  readonly #onStall: () => void;
-  /** True once the silence ran out. */
-  stalled = false;
-
-  constructor(ms: number | null, onStall: () => void) {
-    this.#ms = ms;
-    this.#active = ms !== null;
-    this.#onStall = onStall;
-  }
-
-  /**
-   * Notes a sign of life; the first one starts the timer. Later ones only note the time:
-   * the timer, when it fires, waits again for what is left of the silence allowed since.
-   */
-  touch(): void {
-    if (!this.#active) return;
-    this.#last = Date.now();
-    this.#grace = this.#ms!;
-    if (this.#timer === undefined) this.#arm(this.#ms!);
-  }
-
-  #arm(ms: number): void {
-    this.#deadline = Date.now() + ms;
-    this.#timer = setTimeout(() => this.#expire(), ms);
-  }
-
-  #expire(): void {
-    const now = Date.now();
-    const left = this.#last + this.#ms! - now;
-    if (left > 0) return this.#arm(left); // bytes came since the timer was armed
-    const late = now - this.#deadline;
-    if (late > LATE_TIMER_MS && this.#grace > 0) {
-      const grace = Math.min(this.#grace, late);
-      this.#grace -= grace;
-      return this.#arm(grace);
-    }
-    this.#timer = undefined;
-    this.stalled = true;
-    this.#active = false;
-    this.#onStall();
-  }
-
-  /** Stops watching (the call ended). */
-  done(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#active = false;
-  }
-
-  /** The message of a stalled call. */
-  message(url: string): string {
-    return `provider at ${url} sent nothing for ${(this.#ms ?? 0) / 1000}s (client.stall_timeout)`;
-  }
 }
 
 export type {
@@ -253,6 +179,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
     return value ? value : "EMPTY";
   };
   const pool = new ConnectionPool(connectTimeoutMs);
+  const clock = stallTimeoutMs === null ? null : new StallClock(stallTimeoutMs);
 
   /** Where a path goes, worked out once per path. */
   const routes = new Map<string, Route>();
@@ -319,7 +246,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
     return new Promise<ProviderResponse>((resolve, reject) => {
       let settled = false;
       let current: Http1Exchange;
-      const watch = new StallWatch(stallTimeoutMs, () => {
+      const watch = new StallWatch(clock, stallTimeoutMs ?? 0, () => {
         const err = new Error(watch.message(url));
         if (!settled) {
           fail(
