@@ -741,6 +741,18 @@ describe("interception server", () => {
       });
       assert.equal((await other.json()).choices[0].message.content, "answer 1");
       assert.equal(h.fake.requests.length, 2);
+      // A long body (keyed by its hash, not its text) is answered from the record too.
+      const long = JSON.stringify({ model: "p", messages: [userMsg("long ".repeat(1000))] });
+      const longFirst = await post(session.endpoint, session.secret, long, {
+        "x-stainless-retry-count": "0",
+      });
+      const longJson = await longFirst.json();
+      const longRetry = await post(session.endpoint, session.secret, long, {
+        "x-stainless-retry-count": "1",
+      });
+      assert.deepEqual(await longRetry.json(), longJson);
+      assert.equal(longJson.choices[0].message.content, "answer 2");
+      assert.equal(h.fake.requests.length, 3);
     } finally {
       await h.close();
     }
