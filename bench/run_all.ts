@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other, with the figures the README quotes: in-process
- * throughput against the plain-fetch floor, whole processes against one mock (floors, the
+ * throughput against the plain-fetch floor, the upstream leg's transports, whole processes against one mock (floors, the
  * Bun binary, `vf` under deno, promptfoo when installed), streaming relay against a fetch
  * loop, peak RSS at two run sizes, binary startup. Load averages are printed with every
  * figure. `deno task bench` (or `bun bench/run_all.ts`). Figures only: nothing here is a test.
@@ -15,6 +15,7 @@ import { memory } from "./memory.ts";
 import { printStartup } from "./startup.ts";
 import { streaming } from "./streaming.ts";
 import { flag, throughput } from "./throughput.ts";
+import { printUpstream } from "./upstream.ts";
 import { wholeProcess } from "./whole_process.ts";
 
 const version = (globalThis as { Deno?: { version: { deno: string } } }).Deno?.version.deno ??
@@ -31,6 +32,7 @@ console.log(
     `${tp.runMs.toFixed(0)} ms, plain-fetch floor ${tp.floorMs.toFixed(0)} ms, ratio ` +
     `${tp.ratio.toFixed(2)}x (target ≤ 1.5x; ${loadAverages()})`,
 );
+await printUpstream({ n: 2 * n, c, rounds: 3 });
 await wholeProcess({ n, c, rounds: flag("rounds", 3) });
 await streaming({ n: flag("stream-n", 512), c: 256, chunks: 500, rounds: 2 });
 await memory({ small: 2000, large: flag("large", 50_000), c });

@@ -18,7 +18,7 @@ import http from "node:http";
 import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { createProviderClient } from "../lib/model/provider_client.ts";
-import { median, spawnMock } from "./common.ts";
+import { loadAverages, median, spawnMock } from "./common.ts";
 import { flag } from "./throughput.ts";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -94,10 +94,14 @@ async function round(post: Post, n: number, c: number): Promise<{ wall: number; 
   return { wall: performance.now() - started, cpu: (cpu.user + cpu.system) / 1000 };
 }
 
-if (import.meta.main) {
-  const n = flag("n", 4000);
-  const c = flag("c", 50);
-  const rounds = flag("rounds", 3);
+/**
+ * Runs the rounds and prints each transport's wall and CPU (medians) and its CPU against
+ * `fetch`'s; `before`: a checkout whose provider client joins the rounds.
+ */
+export async function printUpstream(
+  options: { n: number; c: number; rounds: number; before?: string },
+): Promise<void> {
+  const { n, c, rounds } = options;
   const mock = await spawnMock(0);
   try {
     const transports: [string, Post][] = [
@@ -105,11 +109,9 @@ if (import.meta.main) {
       ["node:http", viaNodeHttp(mock.url)],
       ["provider client", viaProviderClient(mock.url)],
     ];
-    const before = process.argv.indexOf("--before");
-    if (before > 0) {
-      const checkout = process.argv[before + 1]!;
-      const module = pathToFileURL(join(checkout, "lib", "model", "provider_client.ts")).href;
-      const { createProviderClient: create } = await import(module);
+    if (options.before !== undefined) {
+      const module = pathToFileURL(join(options.before, "lib", "model", "provider_client.ts"));
+      const { createProviderClient: create } = await import(module.href);
       transports.push(["provider client (before)", viaProviderClient(mock.url, create)]);
     }
     const figures = new Map<string, { wall: number[]; cpu: number[] }>();
@@ -125,7 +127,10 @@ if (import.meta.main) {
       }
     }
     const floorCpu = median(figures.get("fetch")!.cpu);
-    console.log(`upstream on ${runtimeName()}: ${n} posts, ${c} in flight, ${rounds} rounds`);
+    console.log(
+      `upstream on ${runtimeName()}: ${n} posts, ${c} in flight, ${rounds} interleaved rounds ` +
+        `(${loadAverages()})`,
+    );
     for (const [name, f] of figures) {
       const cpu = median(f.cpu);
       console.log(
@@ -137,5 +142,15 @@ if (import.meta.main) {
   } finally {
     mock.stop();
   }
+}
+
+if (import.meta.main) {
+  const at = process.argv.indexOf("--before");
+  await printUpstream({
+    n: flag("n", 4000),
+    c: flag("c", 50),
+    rounds: flag("rounds", 3),
+    ...(at > 0 ? { before: process.argv[at + 1]! } : {}),
+  });
   process.exit(0);
 }
