@@ -2,10 +2,15 @@
  * Byte chunks handed over by a producer (a socket, an in-process handler) and read as an
  * async iterable, in order, ended by `close()` with or without an error. With a flow
  * control, the producer is paused while more than `highBytes` wait unread and resumed
- * once the reader has taken them.
+ * once the reader has taken them. A reader that lags takes what waits as one chunk (up to
+ * {@link MAX_JOINED_BYTES}): a relay behind its producer then does one step, and one
+ * write, for many small chunks.
  *
  * @module
  */
+
+/** Most bytes of waiting chunks joined into one read. */
+export const MAX_JOINED_BYTES = 256 * 1024;
 
 /** How a {@link ChunkQueue} slows its producer down. */
 export interface FlowControl {
@@ -58,14 +63,30 @@ export class ChunkQueue implements AsyncIterable<Uint8Array> {
     wake?.();
   }
 
+  /** The next chunk, joined with those waiting behind it (within {@link MAX_JOINED_BYTES}). */
   #take(): Uint8Array {
-    const chunk = this.#chunks[this.#head]!;
-    this.#chunks[this.#head++] = undefined as unknown as Uint8Array;
+    const first = this.#chunks[this.#head]!;
+    let end = this.#head + 1;
+    let size = first.byteLength;
+    while (end < this.#chunks.length && size + this.#chunks[end]!.byteLength <= MAX_JOINED_BYTES) {
+      size += this.#chunks[end++]!.byteLength;
+    }
+    let chunk = first;
+    if (end > this.#head + 1) {
+      chunk = new Uint8Array(size);
+      let at = 0;
+      for (let i = this.#head; i < end; i++) {
+        chunk.set(this.#chunks[i]!, at);
+        at += this.#chunks[i]!.byteLength;
+      }
+    }
+    for (let i = this.#head; i < end; i++) this.#chunks[i] = undefined as unknown as Uint8Array;
+    this.#head = end;
     if (this.#head === this.#chunks.length) {
       this.#chunks.length = 0;
       this.#head = 0;
     }
-    this.#queued -= chunk.byteLength;
+    this.#queued -= size;
     if (this.#paused && this.#queued <= this.#high / 2) {
       this.#paused = false;
       this.#flow!.resume();
