@@ -26,6 +26,12 @@ export function flag(name: string, fallback: number): number {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
+/** Reads `--name text` from argv; undefined when absent. */
+export function textFlag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
 /** The floor: the harness's requests, sent straight to the mock with `c` in flight. */
 async function plainFetch(url: string, n: number, c: number): Promise<number> {
   const tasks = additionTasks(0, 3);

@@ -19,7 +19,7 @@ import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { createProviderClient } from "../lib/model/provider_client.ts";
 import { loadAverages, median, spawnMock } from "./common.ts";
-import { flag } from "./throughput.ts";
+import { flag, textFlag } from "./throughput.ts";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -99,7 +99,7 @@ async function round(post: Post, n: number, c: number): Promise<{ wall: number; 
  * `fetch`'s; `before`: a checkout whose provider client joins the rounds.
  */
 export async function printUpstream(
-  options: { n: number; c: number; rounds: number; before?: string },
+  options: { n: number; c: number; rounds: number; before?: string | undefined },
 ): Promise<void> {
   const { n, c, rounds } = options;
   const mock = await spawnMock(0);
@@ -145,12 +145,11 @@ export async function printUpstream(
 }
 
 if (import.meta.main) {
-  const at = process.argv.indexOf("--before");
   await printUpstream({
     n: flag("n", 4000),
     c: flag("c", 50),
     rounds: flag("rounds", 3),
-    ...(at > 0 ? { before: process.argv[at + 1]! } : {}),
+    before: textFlag("before"),
   });
   process.exit(0);
 }

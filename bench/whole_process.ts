@@ -39,7 +39,7 @@ import {
   runtimeArgv,
   spawnMock,
 } from "./common.ts";
-import { flag } from "./throughput.ts";
+import { flag, textFlag } from "./throughput.ts";
 import { seededRandom } from "../kit/taskset_view.ts";
 
 /** One contestant: how to run it for a given mock URL and output directory. */
@@ -236,12 +236,11 @@ export async function wholeProcess(
 }
 
 if (import.meta.main) {
-  const at = process.argv.indexOf("--before");
   await wholeProcess({
     n: flag("n", 2000),
     c: flag("c", 50),
     rounds: flag("rounds", 3),
-    before: at > 0 ? process.argv[at + 1] : undefined,
+    before: textFlag("before"),
   });
   process.exit(0);
 }
