@@ -7,13 +7,13 @@
  *
  * The rule, checked every quarter second: collect fully when the heap in use (cheap to
  * read) has reached {@link GROWTH_FACTOR} times the live heap measured after the last
- * full collection, and at least {@link FLOOR_BYTES}, so that a run whose heap stays
- * small (a short run on Bun: bench/memory.ts' 2,000 rollouts) never collects. A run's
- * live heap is 10–20 MB (bench/memory_child.ts prints it), so a long run collects each
- * time its garbage has caught up with what it holds live, not on a clock. A safety net caps the cost near 10% of the process's own CPU time: after a
- * collection, the next one waits until the process has spent {@link COST_FACTOR} times
- * the CPU time that one took (CPU, not wall time, so that a loaded machine, which
- * stretches the wall, does not make collections relatively dearer).
+ * full collection, and at least {@link FLOOR_BYTES}, so that a short run, whose heap
+ * stays below that, never collects. A run's live heap is 10–20 MB (bench/memory_child.ts
+ * prints it), so a long run collects each time its garbage has caught up with what it
+ * holds live, not on a clock. A safety net caps the cost near 10% of the process's own
+ * CPU time: after a collection, the next one waits until the process has spent
+ * {@link COST_FACTOR} times the CPU time that one took (CPU, not wall time, so that a
+ * loaded machine, which stretches the wall, does not make collections relatively dearer).
  *
  * @module
  */
@@ -25,7 +25,7 @@ const CHECK_MS = 250;
 /** The heap in use that calls for a collection, as a multiple of the last live heap. */
 export const GROWTH_FACTOR = 2;
 /** The heap in use below which no collection is made, in bytes. */
-export const FLOOR_BYTES = 32 * 1024 * 1024;
+export const FLOOR_BYTES = 24 * 1024 * 1024;
 /** The CPU time spent between two collections, at least, as a multiple of the last one's. */
 export const COST_FACTOR = 10;
 
