@@ -30,7 +30,8 @@ const tp = await throughput(t);
 console.log(
   `throughput  in-process, ${runtimeName()}, N=${t.n} C=${t.c} latency=${t.latencyMs}ms: run ` +
     `${tp.runMs.toFixed(0)} ms, plain-fetch floor ${tp.floorMs.toFixed(0)} ms, ratio ` +
-    `${tp.ratio.toFixed(2)}x (target ≤ 1.5x; ${loadAverages()})`,
+    `${tp.ratio.toFixed(2)}x (target ≤ 1.5x; ${loadAverages()}); the engine alone (oracle, no ` +
+    `socket) ${tp.oracleMs.toFixed(0)} ms = ${(tp.oracleMs / tp.floorMs).toFixed(2)}x the floor`,
 );
 await printUpstream({ n: 2 * n, c, rounds: 3 });
 await wholeProcess({ n, c, rounds: flag("rounds", 3) });

@@ -2,7 +2,9 @@
  * Throughput: `n` single-turn rollouts (addition taskset, null harness, match judge) at
  * concurrency `c` against the loopback mock server, compared in the same process with
  * the floor — a plain `fetch` loop sending the same requests to the same mock at the same
- * concurrency. Prints both walls (median of the repeats) and their ratio.
+ * concurrency. Prints both walls (median of the repeats) and their ratio, and the wall of
+ * the same run answered by the in-process oracle (`-m oracle`: no socket at all), which is
+ * what the engine costs per rollout apart from the model call.
  *
  * `deno run -A bench/throughput.ts [--n 2000] [--c 50] [--latency-ms 0] [--repeats 3]`
  *
@@ -48,11 +50,16 @@ async function plainFetch(url: string, n: number, c: number): Promise<number> {
   return performance.now() - started;
 }
 
-/** One whole run (`vf eval`, in-process); returns its wall time and mean reward. */
-async function evalRun(url: string, n: number, c: number): Promise<number> {
+/**
+ * One whole run (`vf eval`, in-process) against the mock, or the oracle with `oracle`;
+ * returns its wall time.
+ */
+async function evalRun(url: string, n: number, c: number, oracle = false): Promise<number> {
   const out = mkdtempSync(join(tmpdir(), "vf-bench-"));
   try {
-    const loaded = await loadEvalConfig(evalArgs(url, n, c, out), { cwd: out });
+    const args = evalArgs(url, n, c, out);
+    if (oracle) args[args.indexOf("-m") + 1] = "oracle";
+    const loaded = await loadEvalConfig(args, { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
     const started = performance.now();
     const { summary } = await runEval(loaded, { runDir, cwd: out });
@@ -68,25 +75,28 @@ async function evalRun(url: string, n: number, c: number): Promise<number> {
   }
 }
 
-/** Measures and returns `{floorMs, runMs, ratio}`. */
+/** Measures and returns `{floorMs, runMs, ratio, oracleMs}`. */
 export async function throughput(
   options: { n: number; c: number; latencyMs: number; repeats: number },
-): Promise<{ floorMs: number; runMs: number; ratio: number }> {
+): Promise<{ floorMs: number; runMs: number; ratio: number; oracleMs: number }> {
   process.env.VF_BENCH_KEY = "sk-bench";
   const mock = await spawnMock(options.latencyMs);
   try {
     // warm-up: JIT, connection pools, module loading
     await plainFetch(mock.url, 200, options.c);
     await evalRun(mock.url, 200, options.c);
+    await evalRun(mock.url, 200, options.c, true);
     const floors: number[] = [];
     const runs: number[] = [];
+    const oracles: number[] = [];
     for (let i = 0; i < options.repeats; i++) {
       floors.push(await plainFetch(mock.url, options.n, options.c));
       runs.push(await evalRun(mock.url, options.n, options.c));
+      oracles.push(await evalRun(mock.url, options.n, options.c, true));
     }
     const floorMs = median(floors);
     const runMs = median(runs);
-    return { floorMs, runMs, ratio: runMs / floorMs };
+    return { floorMs, runMs, ratio: runMs / floorMs, oracleMs: median(oracles) };
   } finally {
     mock.stop();
   }
@@ -103,7 +113,8 @@ if (import.meta.main) {
   console.log(
     `throughput  N=${o.n} C=${o.c} latency=${o.latencyMs}ms: run ${r.runMs.toFixed(0)} ms, ` +
       `plain-fetch floor ${r.floorMs.toFixed(0)} ms, ratio ${r.ratio.toFixed(2)}x ` +
-      `(${(o.n / (r.runMs / 1000)).toFixed(0)} rollouts/s)`,
+      `(${(o.n / (r.runMs / 1000)).toFixed(0)} rollouts/s); the engine alone (oracle, no ` +
+      `socket) ${r.oracleMs.toFixed(0)} ms = ${(r.oracleMs / r.floorMs).toFixed(2)}x the floor`,
   );
   process.exit(0);
 }
