@@ -85,7 +85,8 @@ export async function relayStream(
       (relayed ??= []).push(safe);
     }
     if (whole && bytes !== null) return write(bytes);
-    if (relayed !== null) { for (const raw of relayed) write(formatSseEvent({ raw })); }
+    // one write for the events of one upstream read, however many there are
+    if (relayed !== null) write(relayed.map((raw) => formatSseEvent({ raw })).join(""));
   };
   try {
     for await (const bytes of response.body) {
