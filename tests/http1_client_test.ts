@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import type { AddressInfo, Socket } from "node:net";
+import net, { type AddressInfo, type Socket } from "node:net";
 import { join } from "node:path";
 import {
   ConnectionPool,
@@ -293,6 +293,30 @@ describe("exchange over a connection pool", () => {
       assert.deepEqual([late.reused, server.sockets.size], [false, 2]);
     } finally {
       await server.close();
+    }
+  });
+
+  it("never reuses a connection that carried bytes past the end of a response", async () => {
+    const connections: net.Socket[] = [];
+    const server = net.createServer((socket) => {
+      connections.push(socket);
+      socket.on("data", () => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokJUNK"));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const origin = {
+      secure: false,
+      hostname: "127.0.0.1",
+      port: (server.address() as AddressInfo).port,
+    };
+    const pool = newPool();
+    try {
+      assert.equal(await readAll(await post(pool, origin, "a").response), "ok");
+      const next = post(pool, origin, "b");
+      assert.equal(await readAll(await next.response), "ok");
+      assert.deepEqual([next.reused, connections.length], [false, 2]);
+    } finally {
+      connections.forEach((s) => s.destroy());
+      await new Promise<void>((r) => server.close(() => r()));
     }
   });
 

@@ -142,6 +142,8 @@ class Exchange implements Http1Exchange, ConnectionUser {
     try {
       this.#parser.feed(chunk);
     } catch (err) {
+      // bytes after the response, in the read that ended it: the connection is out of step
+      if (this.#finished) return void this.#conn.socket.destroy();
       this.#fail(err as Error);
     }
   }
