@@ -45,8 +45,6 @@ export class Connection {
   error: Error | null = null;
   /** True when opening the connection ran out of time. */
   connectTimedOut = false;
-  /** True once the connection served a response (so a new request on it reuses it). */
-  served = false;
   /** While idle: when it stops being reusable (epoch milliseconds). */
   idleUntil = 0;
 
@@ -133,7 +131,6 @@ export class ConnectionPool {
   /** Keeps `conn` for a next request for `idleMs`, or closes it when the pool is full or closed. */
   release(conn: Connection, idleMs: number): void {
     conn.user = null;
-    conn.served = true;
     const socket = conn.socket;
     if (this.#closed || socket.destroyed) return void socket.destroy();
     let list = this.#idle.get(conn.key);
