@@ -1,7 +1,13 @@
 import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { addMessages, canonicalJson, commitTurn, messageHash } from "../lib/model/graph.ts";
+import {
+  addMessages,
+  canonicalJson,
+  commitTurn,
+  messageKey,
+  sameMessage,
+} from "../lib/model/graph.ts";
 import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
 import type { Message, MessageNode } from "../kit/trace/types.ts";
 import { at } from "./_assert.ts";
@@ -9,7 +15,7 @@ import { at } from "./_assert.ts";
 const sys: Message = { role: "system", content: "be brief" };
 const user: Message = { role: "user", content: "hi" };
 
-describe("messageHash()", () => {
+describe("messageKey()", () => {
   it("ignores null vs empty content and tool-call argument key order and whitespace", () => {
     const a: Message = {
       role: "assistant",
@@ -21,7 +27,7 @@ describe("messageHash()", () => {
       content: "",
       tool_calls: [{ id: "c1", name: "back", arguments: '{"n":1,"message":"hi"}' }],
     };
-    assert.equal(messageHash(a), messageHash(b));
+    assert.equal(messageKey(a), messageKey(b));
   });
 
   it("tolerates invalid JSON arguments and still tells different ones apart", () => {
@@ -30,8 +36,8 @@ describe("messageHash()", () => {
       content: null,
       tool_calls: [{ id: "c1", name: "back", arguments: args }],
     });
-    assert.equal(messageHash(m("{not json")), messageHash(m("{not json")));
-    assert.notEqual(messageHash(m("{not json")), messageHash(m("{not json!")));
+    assert.equal(messageKey(m("{not json")), messageKey(m("{not json")));
+    assert.notEqual(messageKey(m("{not json")), messageKey(m("{not json!")));
   });
 
   it("tells apart role, content, reasoning, tool_call_id, tool names and provider state", () => {
@@ -43,12 +49,58 @@ describe("messageHash()", () => {
       { role: "assistant", content: "x", provider_state: { id: 1 } },
       { role: "assistant", content: "x", tool_calls: [{ id: "c", name: "a", arguments: "{}" }] },
     ];
-    const hashes = new Set([base, ...variants].map(messageHash));
+    const hashes = new Set([base, ...variants].map(messageKey));
     assert.equal(hashes.size, variants.length + 1);
     assert.notEqual(
-      messageHash({ role: "tool", tool_call_id: "a", content: "r" }),
-      messageHash({ role: "tool", tool_call_id: "b", content: "r" }),
+      messageKey({ role: "tool", tool_call_id: "a", content: "r" }),
+      messageKey({ role: "tool", tool_call_id: "b", content: "r" }),
     );
+  });
+});
+
+describe("sameMessage()", () => {
+  it("holds exactly when the messages' keys are equal, on every pair of a mixed set", () => {
+    const call = (args: unknown, id: unknown = "c1", name: unknown = "back") => ({
+      id,
+      name,
+      arguments: args,
+    });
+    const messages = [
+      { role: "assistant", content: "x" },
+      { role: "assistant", content: null },
+      { role: "assistant", content: "" },
+      { role: "assistant" },
+      { role: "user", content: "x" },
+      { role: "assistant", content: "x", reasoning_content: "think" },
+      { role: "assistant", content: "x", reasoning_content: null },
+      { role: "assistant", content: "x", provider_state: { b: 1, a: [2] } },
+      { role: "assistant", content: "x", provider_state: { a: [2], b: 1 } },
+      { role: "assistant", content: [{ type: "text", text: "x" }] },
+      { role: "assistant", content: '[{"text":"x","type":"text"}]' },
+      { role: "assistant", content: [{ text: "x", type: "text" }] },
+      { role: "assistant", content: null, tool_calls: [call('{"a": 1, "b": 2}')] },
+      { role: "assistant", content: "", tool_calls: [call('{"b":2,"a":1}')] },
+      { role: "assistant", content: "", tool_calls: [call("{not json")] },
+      { role: "assistant", content: "", tool_calls: [call("{not json!")] },
+      { role: "assistant", content: "", tool_calls: [call("{}", 1)] },
+      { role: "assistant", content: "", tool_calls: [call("{}", "1")] },
+      { role: "assistant", content: "", tool_calls: [call("{}", "c1", "other")] },
+      { role: "assistant", content: "", tool_calls: [call("{}"), call("{}")] },
+      { role: "assistant", content: "", tool_calls: [] },
+      { role: "tool", tool_call_id: "a", content: "r" },
+      { role: "tool", tool_call_id: "b", content: "r" },
+      { role: "tool", tool_call_id: null, content: "r" },
+      { role: "tool", content: "r" },
+    ] as unknown as Message[];
+    let same = 0;
+    for (const a of messages) {
+      for (const b of messages) {
+        const expected = messageKey(a) === messageKey(b);
+        if (expected) same++;
+        assert.equal(sameMessage(a, b), expected, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+      }
+    }
+    assert.ok(same > messages.length, "the set holds pairs that are the same without being equal");
   });
 });
 

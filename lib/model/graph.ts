@@ -1,11 +1,10 @@
 /**
- * The message graph of a trace. Each request's messages are walked from the root,
- * matching `(parent, messageHash)`; the unmatched tail becomes unsampled nodes and the
- * model's response one sampled node. A divergent message forks a new branch.
+ * The message graph of a trace. Each request's messages are walked from the root, each
+ * matched against the children of the node before it; the unmatched tail becomes unsampled
+ * nodes and the model's response one sampled node. A divergent message forks a new branch.
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import type { Message, MessageNode } from "../../kit/trace/types.ts";
 
 /** JSON with object keys sorted and no whitespace (a stable text for hashing). */
@@ -29,48 +28,76 @@ function canonicalArguments(args: string): string {
   }
 }
 
-const hashCache = new WeakMap<object, string>();
-
-/** Canonical texts up to this length are their own key; longer ones are hashed. */
-const MAX_PLAIN_KEY = 512;
-
 /**
- * A stable key of a message: role, content (`null` ≡ `""`), reasoning, provider state,
- * tool calls (arguments canonicalised) and tool_call_id — the canonical text itself when
- * short (no hashing for most messages), else its SHA-256. Never serialized.
+ * What makes two messages the same for the graph, as one text: role, content (`null` ≡
+ * `""`), reasoning, provider state, tool calls (arguments canonicalised) and tool_call_id.
+ * {@link sameMessage} decides the same without building it. Never serialized.
  */
-export function messageHash(message: Message): string {
-  const cached = hashCache.get(message);
-  if (cached !== undefined) return cached;
+export function messageKey(message: Message): string {
   const m = message as Record<string, unknown>;
-  const calls = Array.isArray(m.tool_calls) ? m.tool_calls as Record<string, unknown>[] : [];
-  const key = {
+  return canonicalJson({
     role: m.role,
     content: m.content ?? "",
     reasoning: m.reasoning_content ?? "",
     provider_state: m.provider_state ?? null,
-    tool_calls: calls.map((tc) => ({
+    tool_calls: toolCallsOf(m).map((tc) => ({
       id: tc.id ?? "",
       name: tc.name ?? "",
       arguments: canonicalArguments(typeof tc.arguments === "string" ? tc.arguments : ""),
     })),
     tool_call_id: m.tool_call_id ?? null,
-  };
-  const text = canonicalJson(key);
-  const hash = text.length <= MAX_PLAIN_KEY
-    ? `=${text}`
-    : `#${createHash("sha256").update(text).digest("hex")}`;
-  hashCache.set(message, hash);
-  return hash;
+  });
+}
+
+/** `u ?? empty` and `v ?? empty` are the same value (strings compared as they are). */
+function sameValue(u: unknown, v: unknown, empty: unknown): boolean {
+  const p = u ?? empty;
+  const q = v ?? empty;
+  if (p === q) return true;
+  if (typeof p === "string" && typeof q === "string") return false;
+  return canonicalJson(p) === canonicalJson(q);
+}
+
+function toolCallsOf(m: Record<string, unknown>): Record<string, unknown>[] {
+  return Array.isArray(m.tool_calls) ? m.tool_calls as Record<string, unknown>[] : [];
+}
+
+/**
+ * Whether two messages are the same for the graph — exactly when their {@link messageKey}s
+ * are equal — compared field by field, so that a message is not canonicalised or hashed to
+ * be matched (a program sends the whole conversation again with every call).
+ */
+export function sameMessage(a: Message, b: Message): boolean {
+  if (a === b) return true;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  if (
+    !sameValue(x.role, y.role, undefined) || !sameValue(x.content, y.content, "") ||
+    !sameValue(x.reasoning_content, y.reasoning_content, "") ||
+    !sameValue(x.tool_call_id, y.tool_call_id, null) ||
+    !sameValue(x.provider_state, y.provider_state, null)
+  ) return false;
+  const xs = toolCallsOf(x);
+  const ys = toolCallsOf(y);
+  if (xs.length !== ys.length) return false;
+  for (let i = 0; i < xs.length; i++) {
+    const p = xs[i]!;
+    const q = ys[i]!;
+    if (!sameValue(p.id, q.id, "") || !sameValue(p.name, q.name, "")) return false;
+    const pa = typeof p.arguments === "string" ? p.arguments : "";
+    const qa = typeof q.arguments === "string" ? q.arguments : "";
+    if (pa !== qa && canonicalArguments(pa) !== canonicalArguments(qa)) return false;
+  }
+  return true;
 }
 
 function nowSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
 }
 
-/** A graph's `(parent, hash)` → latest node index, and how many nodes it has read. */
+/** A graph's children by parent node, and how many nodes it has read. */
 interface GraphIndex {
-  keys: Map<string, number>;
+  children: Map<number | null, number[]>;
   read: number;
   /** The node last read, to notice a graph changed other than by appending. */
   last: MessageNode | undefined;
@@ -79,45 +106,53 @@ interface GraphIndex {
 const graphIndexes = new WeakMap<MessageNode[], GraphIndex>();
 
 /**
- * The `(parent, hash)` index of a graph, brought up to date incrementally: only nodes
- * appended since the last call are hashed (a graph changed otherwise is read again).
+ * The children of each node of a graph (oldest first), brought up to date incrementally:
+ * only nodes appended since the last call are read (a graph changed otherwise is read
+ * again).
  */
-function indexOf(nodes: MessageNode[]): Map<string, number> {
+function childrenOf(nodes: MessageNode[]): Map<number | null, number[]> {
   let index = graphIndexes.get(nodes);
   if (
     index === undefined || index.read > nodes.length ||
     (index.read > 0 && nodes[index.read - 1] !== index.last)
   ) {
-    index = { keys: new Map(), read: 0, last: undefined };
+    index = { children: new Map(), read: 0, last: undefined };
     graphIndexes.set(nodes, index);
   }
   for (let i = index.read; i < nodes.length; i++) {
-    const n = nodes[i]!;
-    index.keys.set(`${n.parent}|${messageHash(n.message)}`, i);
+    const parent = nodes[i]!.parent;
+    const list = index.children.get(parent);
+    if (list === undefined) index.children.set(parent, [i]);
+    else list.push(i);
   }
   index.read = nodes.length;
   index.last = nodes[nodes.length - 1];
-  return index.keys;
+  return index.children;
 }
 
 /**
- * Adds a request's messages to the graph: matches them from the root and appends the
- * unmatched tail as unsampled nodes. Returns the index of the node of the last message
- * (null for an empty request).
+ * Adds a request's messages to the graph: matches them from the root (each against the
+ * latest child of its parent that is the same message) and appends the unmatched tail as
+ * unsampled nodes. Returns the index of the node of the last message (null for an empty
+ * request).
  */
 export function addMessages(
   nodes: MessageNode[],
   messages: Message[],
   timestamp: number = nowSeconds(),
 ): number | null {
-  // (parent, hash) -> the latest node with that key, as the graph stood before this call.
-  const index = indexOf(nodes);
+  // children as the graph stood before this call
+  const children = childrenOf(nodes);
   let parent: number | null = null;
   let matching = true;
   for (const message of messages) {
     if (matching) {
-      const hit = index.get(`${parent}|${messageHash(message)}`);
-      if (hit !== undefined) {
+      const kids = children.get(parent);
+      let hit = -1;
+      for (let k = (kids?.length ?? 0) - 1; k >= 0 && hit < 0; k--) {
+        if (sameMessage(nodes[kids![k]!]!.message, message)) hit = kids![k]!;
+      }
+      if (hit >= 0) {
         parent = hit;
         continue;
       }
