@@ -1,9 +1,10 @@
 /**
  * All benchmarks, one after the other, with the figures the README quotes: in-process
- * throughput against the plain-fetch floor, the upstream leg's transports, whole processes against one mock (floors, the
- * Bun binary, `vf` under deno, promptfoo when installed), streaming relay against a fetch
- * loop, peak RSS at two run sizes, binary startup. Load averages are printed with every
- * figure. `deno task bench` (or `bun bench/run_all.ts`). Figures only: nothing here is a test.
+ * throughput against the plain-fetch floor, the upstream leg's transports, whole processes
+ * against one mock (floors, the Bun binary, `vf` under deno, promptfoo when installed),
+ * streaming relay against a fetch loop, peak RSS at two run sizes, recording long
+ * conversations, binary startup. Load averages are printed with every figure.
+ * `deno task bench` (or `bun bench/run_all.ts`). Figures only: nothing here is a test.
  *
  * @module
  */
@@ -12,6 +13,7 @@ import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { loadAverages } from "./common.ts";
 import { memory } from "./memory.ts";
+import { printLongConversations } from "./long_conversation.ts";
 import { printStartup } from "./startup.ts";
 import { streaming } from "./streaming.ts";
 import { flag, throughput } from "./throughput.ts";
@@ -37,5 +39,6 @@ await printUpstream({ n: 2 * n, c, rounds: 3 });
 await wholeProcess({ n, c, rounds: flag("rounds", 3) });
 await streaming({ n: flag("stream-n", 512), c: 256, chunks: 500, rounds: 2 });
 await memory({ small: 2000, large: flag("large", 50_000), c });
+printLongConversations();
 printStartup(11);
 process.exit(0);
