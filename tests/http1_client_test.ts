@@ -187,8 +187,12 @@ async function serve(
   server.on(options.tls ? "secureConnection" : "connection", (s: Socket) => sockets.add(s));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
+  const origin: Http1Origin = options.tls
+    ? { secure: true, hostname: "localhost", port }
+    : { secure: false, hostname: "127.0.0.1", port };
   return {
     port,
+    origin,
     sockets,
     close: () =>
       new Promise<void>((r) => {
@@ -232,7 +236,7 @@ describe("exchange over a connection pool", () => {
   it("sends requests one after another on one kept-alive connection", async () => {
     const server = await serve(echo);
     const pool = newPool();
-    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
+    const { origin } = server;
     try {
       const reused: boolean[] = [];
       for (const word of ["one", "two", "three"]) {
@@ -259,7 +263,7 @@ describe("exchange over a connection pool", () => {
       echo(req, res);
     });
     const pool = newPool();
-    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
+    const { origin } = server;
     try {
       assert.equal(await readAll(await post(pool, origin, "a").response), "POST /echo a");
       await new Promise((r) => setTimeout(r, 400));
@@ -278,7 +282,7 @@ describe("exchange over a connection pool", () => {
     });
     const closed: boolean[] = [];
     const pool = newPool();
-    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
+    const { origin } = server;
     try {
       await readAll(await post(pool, origin, "a").response);
       const [first] = server.sockets;
@@ -327,7 +331,7 @@ describe("exchange over a connection pool", () => {
       echo(req, res);
     });
     const pool = newPool();
-    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
+    const { origin } = server;
     try {
       await readAll(await post(pool, origin, "a").response);
       await assert.rejects(post(pool, origin, "b").response, (err: unknown) => {
@@ -357,7 +361,7 @@ describe("exchange over a connection pool", () => {
       setTimeout(() => req.socket.destroy(), 20);
     });
     const pool = newPool();
-    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
+    const { origin } = server;
     try {
       const res = await post(pool, origin, "x").response;
       await assert.rejects(readAll(res), /closed before the response ended|ECONNRESET/);
@@ -390,7 +394,7 @@ describe("exchange over a connection pool", () => {
       pump();
     });
     const pool = newPool();
-    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
+    const { origin } = server;
     try {
       const res = await post(pool, origin, "big").response;
       await new Promise((r) => setTimeout(r, 500)); // nobody reads: the server must be held up
@@ -407,7 +411,7 @@ describe("exchange over a connection pool", () => {
   it("speaks TLS with the host name for SNI and certificate checks", async () => {
     const server = await serve(echo, { tls: true });
     const ca = readFileSync(join(import.meta.dirname!, "fixtures", "tls", "localhost.crt"), "utf8");
-    const origin = { secure: true, hostname: "localhost", port: server.port };
+    const { origin } = server;
     try {
       const pool = newPool(2000, ca);
       const first = post(pool, origin, "secret");
