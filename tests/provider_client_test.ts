@@ -2,7 +2,7 @@ import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { ProviderError } from "../kit/errors.ts";
 import {
   createProviderClient,
@@ -373,6 +373,31 @@ describe("createProviderClient()", () => {
         client.close();
         await raw.close();
       }
+    }
+  });
+
+  it("fails a call whose reply is not HTTP/1.1 with ProviderError 503, without the key", async () => {
+    const server = net.createServer((socket) => {
+      socket.on("data", () => socket.end("SMTP ready\r\n\r\n"));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    const client = createProviderClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKeyVar: "VF_GARBLED_KEY",
+      env: { VF_GARBLED_KEY: KEY },
+    });
+    try {
+      await assert.rejects(client.chatCompletions(chatBody), (err: unknown) => {
+        assert.ok(err instanceof ProviderError);
+        assert.equal(err.statusCode, 503);
+        assert.match(err.message, /^could not reach .*malformed HTTP response: bad status line/);
+        assert.ok(!err.message.includes(KEY));
+        return true;
+      });
+    } finally {
+      client.close();
+      await new Promise<void>((r) => server.close(() => r()));
     }
   });
 
