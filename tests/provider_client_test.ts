@@ -377,8 +377,10 @@ describe("createProviderClient()", () => {
   });
 
   it("fails a call whose reply is not HTTP/1.1 with ProviderError 503, without the key", async () => {
+    const sockets: net.Socket[] = [];
     const server = net.createServer((socket) => {
-      socket.on("data", () => socket.end("SMTP ready\r\n\r\n"));
+      sockets.push(socket);
+      socket.on("data", () => socket.write("SMTP ready\r\n\r\n"));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const port = (server.address() as AddressInfo).port;
@@ -397,6 +399,7 @@ describe("createProviderClient()", () => {
       });
     } finally {
       client.close();
+      sockets.forEach((socket) => socket.destroy());
       await new Promise<void>((r) => server.close(() => r()));
     }
   });

@@ -99,9 +99,11 @@ export class TracesWriter {
     if (this.#closed || !this.#dirty || this.#syncing) return;
     this.#dirty = false;
     this.#syncing = true;
-    fsync(this.#fd, (err) => {
+    const fd = this.#fd;
+    fsync(fd, (err) => {
       this.#syncing = false;
-      if (err && !this.#closed) this.#dirty = true;
+      if (this.#closed) return void closeQuietly(fd); // close() left the descriptor to us
+      if (err) this.#dirty = true;
     });
   }
 
@@ -110,14 +112,26 @@ export class TracesWriter {
     return this.#closed;
   }
 
-  /** Syncs and closes; idempotent. */
+  /**
+   * Syncs and closes; idempotent. While a background flush still holds the descriptor, it is
+   * closed when that flush returns, never under it (Deno's runtime crashed on a descriptor
+   * closed while its fsync ran on another thread).
+   */
   close(): void {
     if (this.#closed) return;
     clearInterval(this.#timer);
     if (this.#syncing) this.#dirty = true; // a background flush may not be done yet
     this.sync();
-    closeSync(this.#fd);
     this.#closed = true;
+    if (!this.#syncing) closeSync(this.#fd);
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
   }
 }
 
