@@ -28,27 +28,6 @@ function canonicalArguments(args: string): string {
   }
 }
 
-/**
- * What makes two messages the same for the graph, as one text: role, content (`null` ≡
- * `""`), reasoning, provider state, tool calls (arguments canonicalised) and tool_call_id.
- * {@link sameMessage} decides the same without building it. Never serialized.
- */
-export function messageKey(message: Message): string {
-  const m = message as Record<string, unknown>;
-  return canonicalJson({
-    role: m.role,
-    content: m.content ?? "",
-    reasoning: m.reasoning_content ?? "",
-    provider_state: m.provider_state ?? null,
-    tool_calls: toolCallsOf(m).map((tc) => ({
-      id: tc.id ?? "",
-      name: tc.name ?? "",
-      arguments: canonicalArguments(typeof tc.arguments === "string" ? tc.arguments : ""),
-    })),
-    tool_call_id: m.tool_call_id ?? null,
-  });
-}
-
 /** `u ?? empty` and `v ?? empty` are the same value (strings compared as they are). */
 function sameValue(u: unknown, v: unknown, empty: unknown): boolean {
   const p = u ?? empty;
@@ -63,9 +42,11 @@ function toolCallsOf(m: Record<string, unknown>): Record<string, unknown>[] {
 }
 
 /**
- * Whether two messages are the same for the graph — exactly when their {@link messageKey}s
- * are equal — compared field by field, so that a message is not canonicalised or hashed to
- * be matched (a program sends the whole conversation again with every call).
+ * Whether two messages are the same for the graph: the same role, content (`null` ≡ `""`),
+ * reasoning, provider state (canonical JSON), tool calls (id, name, arguments as canonical
+ * JSON, kept as text when invalid) and tool_call_id. Compared field by field, so that a
+ * message is not canonicalised to be matched (a program sends the whole conversation again
+ * with every call). Never serialized.
  */
 export function sameMessage(a: Message, b: Message): boolean {
   if (a === b) return true;
