@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { concatBytes } from "../../kit/util/bytes.ts";
 
 /** Most bytes of waiting chunks joined into one read. */
 export const MAX_JOINED_BYTES = 256 * 1024;
@@ -71,15 +72,7 @@ export class ChunkQueue implements AsyncIterable<Uint8Array> {
     while (end < this.#chunks.length && size + this.#chunks[end]!.byteLength <= MAX_JOINED_BYTES) {
       size += this.#chunks[end++]!.byteLength;
     }
-    let chunk = first;
-    if (end > this.#head + 1) {
-      chunk = new Uint8Array(size);
-      let at = 0;
-      for (let i = this.#head; i < end; i++) {
-        chunk.set(this.#chunks[i]!, at);
-        at += this.#chunks[i]!.byteLength;
-      }
-    }
+    const chunk = end > this.#head + 1 ? concatBytes(this.#chunks.slice(this.#head, end)) : first;
     for (let i = this.#head; i < end; i++) this.#chunks[i] = undefined as unknown as Uint8Array;
     this.#head = end;
     if (this.#head === this.#chunks.length) {
