@@ -3,12 +3,19 @@
 # Deno and on Bun (at the same time: most of a test's time is spent waiting on child
 # processes and loopback servers); a single-file binary smoke test. One line per step;
 # a failing step prints its failures. Logs go to a fresh temp folder per run, kept only
-# when something failed. Exits non-zero when any step failed.
+# when something failed; the temp files of the run are removed at its end. Exits non-zero
+# when any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=node_modules/.bin
 export NO_COLOR=1
 logs=$(mktemp -d "${TMPDIR:-/tmp}/vf-test.XXXXXX")
+# Everything the suites and the programs they start put in the temp folder goes into one
+# folder of this run, removed when the run ends however it ends: a test killed by a timeout
+# or a crashed runtime leaves nothing behind in the machine's temp folder.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/vf-test-tmp.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
 started=$SECONDS
 failed=0
 

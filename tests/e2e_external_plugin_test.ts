@@ -16,6 +16,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -201,6 +202,7 @@ describe("external plugins: vf init -> npm pack -> registry -> vf eval", () => {
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));
     }
+    if (root) rmSync(root, { recursive: true, force: true }); // the package, binary and caches: ~115 MB
   });
 
   it("packs what vf init scaffolded: the self-contained bundle is the entry", LONG, async () => {

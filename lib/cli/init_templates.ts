@@ -286,7 +286,7 @@ const TEST = (p: InitParams) =>
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -319,19 +319,23 @@ describe("${p.id} through vf", () => {
   for (const entry of entries) {
     it(\`scores 1 with the oracle model (\${entry})\`, () => {
       const out = mkdtempSync(join(tmpdir(), "${p.id}-"));
-      const r = vf([
-        "eval",
-${evalArgs(p).map((a) => `        ${a},\n`).join("")}        "-m",
-        "oracle",
-        "-o",
-        out,
-        "--display",
-        "plain",
-      ]);
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /${
+      try {
+        const r = vf([
+          "eval",
+${evalArgs(p).map((a) => `          ${a},\n`).join("")}          "-m",
+          "oracle",
+          "-o",
+          out,
+          "--display",
+          "plain",
+        ]);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, /${
     p.kind === "judge" ? `^rewards\\b.*\\b${p.id} 1\\.000` : "^reward +1\\.000$"
   }/m);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
     });
   }
 });
