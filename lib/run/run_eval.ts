@@ -198,30 +198,35 @@ async function runEpisodes(
         dropped++; // cancelled mid-way: owed again on resume
         return;
       }
-      writer?.append(episode);
-      state.acc.add(episode);
-      if (!episode.ok) {
-        const types = new Set(episode.errors.map((e) => e.type));
-        for (const t of episode.traces) for (const e of t.errors) types.add(e.type);
-        run.runLog.logFile(
-          "info",
-          `episode ${episode.id} (task ${episode.task.key}) errored: ${[...types]}`,
-        );
-      }
-      run.services.tracker.prune();
-      run.display?.update();
-      if (options.onStats) {
-        stats.pulled = pool.pulled;
-        stats.liveEpisodes = pool.inFlight;
-        stats.maxLiveEpisodes = pool.maxInFlight;
-        stats.written = writer?.lines ?? state.acc.episodes - state.acc.kept;
-        stats.liveRuntimes = run.services.tracker.size;
-        options.onStats(stats);
-      }
-      options.onEpisode?.(episode);
+      if (writer) writer.append(episode, () => counted(episode));
+      else counted(episode);
     },
   });
   return dropped;
+
+  /** An episode in traces.jsonl (or finished, in a run that writes nothing): counted and shown. */
+  function counted(episode: Episode): void {
+    state.acc.add(episode);
+    if (!episode.ok) {
+      const types = new Set(episode.errors.map((e) => e.type));
+      for (const t of episode.traces) for (const e of t.errors) types.add(e.type);
+      run.runLog.logFile(
+        "info",
+        `episode ${episode.id} (task ${episode.task.key}) errored: ${[...types]}`,
+      );
+    }
+    run.services.tracker.prune();
+    run.display?.update();
+    if (options.onStats) {
+      stats.pulled = pool.pulled;
+      stats.liveEpisodes = pool.inFlight;
+      stats.maxLiveEpisodes = pool.maxInFlight;
+      stats.written = writer?.lines ?? state.acc.episodes - state.acc.kept;
+      stats.liveRuntimes = run.services.tracker.size;
+      options.onStats(stats);
+    }
+    options.onEpisode?.(episode);
+  }
 }
 
 /**
@@ -241,7 +246,11 @@ async function finishRun(
   try {
     state.unconfirmed = await run.services.tracker.sweep();
   } finally {
-    run.writer?.close();
+    try {
+      run.writer?.close(); // the last lines are written (and counted) here
+    } catch (err) {
+      failure ??= err;
+    }
     await run.services.close();
   }
   const cancelled = run.signal.aborted;
