@@ -151,6 +151,7 @@ export { concatBytes } from "./util/bytes.ts";
 export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
 export { anySignal } from "./util/any_signal.ts";
 export { sleep } from "./util/sleep.ts";
+export { randomChars, randomHex } from "./util/random_pool.ts";
 // Wire codecs for runtime plugins: the 5-byte envelope of gRPC and Connect, protobuf messages.
 export {
   COMPRESSED_FLAG,

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
 import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../../../kit/errors.ts";
 import type { ModelCall, Trace } from "../../../kit/trace/types.ts";
 import type { ProviderClient } from "../provider_client.ts";
+import { randomHex } from "../../../kit/util/random_pool.ts";
 import type { SessionLimits } from "../../config/eval_config.ts";
 
 export type { SessionLimits };
@@ -86,7 +86,7 @@ export class Session implements InterceptionSession {
   readonly #onClose: (s: Session) => void;
 
   constructor(endpoint: string, options: SessionOptions, onClose: (s: Session) => void) {
-    this.secret = randomBytes(24).toString("hex");
+    this.secret = randomHex(24);
     this.endpoint = endpoint;
     this.options = options;
     this.#onClose = onClose;

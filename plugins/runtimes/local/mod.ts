@@ -11,7 +11,6 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { mkdir, open, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -24,6 +23,7 @@ import {
   isAllowedHostVariable,
   ownedWorkdirPrefix,
   type ProgramResult,
+  randomChars,
   type ReadOptions,
   type RunOptions,
   type Runtime,
@@ -59,22 +59,9 @@ const RESTART_HINT = "Call start() first, or make a new runtime";
 /** Letters of a work directory's random suffix (as `mkdtemp` uses). */
 const SUFFIX_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-/** Random bytes drawn ahead, six per suffix: one draw from the system serves many starts. */
-let randomPool = new Uint8Array(0);
-let randomPoolAt = 0;
-
 /** Six random letters and digits, the suffix `mkdtemp` would add. */
 function randomSuffix(): string {
-  if (randomPoolAt + 6 > randomPool.length) {
-    randomPool = randomBytes(6 * 256);
-    randomPoolAt = 0;
-  }
-  let out = "";
-  for (let i = 0; i < 6; i++) {
-    out += SUFFIX_LETTERS[randomPool[randomPoolAt + i]! % SUFFIX_LETTERS.length];
-  }
-  randomPoolAt += 6;
-  return out;
+  return randomChars(6, SUFFIX_LETTERS);
 }
 
 /**
@@ -85,6 +72,15 @@ const readyRoots = new Map<string, Promise<string>>();
 
 /** The real paths of the roots made so far, by the path as configured. */
 const resolvedRoots = new Map<string, string>();
+
+/** The OS temp folder as an absolute path, read once per process (not once per rollout). */
+let defaultRoot: string | undefined;
+
+/** The absolute folder the config puts work directories in. */
+function rootOf(config: LocalRuntimeConfig): string {
+  if (config.workdir_root !== null) return resolve(config.workdir_root);
+  return defaultRoot ??= resolve(tmpdir());
+}
 
 /** `root` created when missing, as a real path (once per process). */
 function readyRoot(root: string): Promise<string> {
@@ -178,7 +174,7 @@ class LocalRuntime implements Runtime {
     }
     if (this.#creating !== null) await this.#creating.catch(() => {});
     if (this.#pendingRemoval !== null) await this.#removeWorkdir().catch(() => {});
-    const root = resolve(this.#config.workdir_root ?? tmpdir());
+    const root = rootOf(this.#config);
     let realRoot = resolvedRoots.get(root);
     if (realRoot === undefined) {
       try {
