@@ -21,6 +21,20 @@ export function serveInProcess(origin: string, handler: WireHandler): () => void
   };
 }
 
+/** The origin and path of URLs seen lately: a harness posts to the same URL every turn. */
+const parsedUrls = new Map<string, { origin: string; pathname: string }>();
+
+function urlParts(url: string): { origin: string; pathname: string } {
+  let parts = parsedUrls.get(url);
+  if (parts === undefined) {
+    const u = new URL(url);
+    parts = { origin: u.origin, pathname: u.pathname };
+    if (parsedUrls.size >= 256) parsedUrls.clear(); // bounded: a URL per rollout would not grow it
+    parsedUrls.set(url, parts);
+  }
+  return parts;
+}
+
 /** The parts of `RequestInit` {@link wireFetch} takes. */
 export interface WireFetchInit {
   method?: string;
@@ -31,7 +45,7 @@ export interface WireFetchInit {
 
 /** `fetch`, delivered in-process when a handler serves the URL's origin. */
 export function wireFetch(url: string, init: WireFetchInit = {}): Promise<Response> {
-  const parsed = new URL(url);
+  const parsed = urlParts(url);
   const handler = handlers.get(parsed.origin);
   if (handler === undefined) return fetch(url, init as RequestInit);
   init.signal?.throwIfAborted();

@@ -104,8 +104,19 @@ class CollectingReply implements WireReply {
 
 /** A provider client whose requests `handler` answers in-process. */
 export function inProcessClient(baseUrl: string, handler: WireHandler): ProviderClient {
+  /** Each path's URL and its pathname, worked out once per path. */
+  const targets = new Map<string, { url: string; pathname: string }>();
+  const targetOf = (path: string) => {
+    let t = targets.get(path);
+    if (t === undefined) {
+      const url = joinUrl(baseUrl, path);
+      t = { url, pathname: new URL(url).pathname };
+      targets.set(path, t);
+    }
+    return t;
+  };
   const send = (request: ProviderRequest): Promise<ProviderResponse> => {
-    const url = joinUrl(baseUrl, request.path ?? "/chat/completions");
+    const { url, pathname } = targetOf(request.path ?? "/chat/completions");
     request.signal?.throwIfAborted();
     const payload = request.body instanceof Uint8Array
       ? request.body
@@ -117,7 +128,7 @@ export function inProcessClient(baseUrl: string, handler: WireHandler): Provider
     for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
     const wire: WireRequest = {
       method: "POST",
-      path: new URL(url).pathname,
+      path: pathname,
       headers,
       body: (maxBytes) => Promise.resolve(payload.byteLength > maxBytes ? null : payload),
       discard: () => {},
