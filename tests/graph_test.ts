@@ -2,7 +2,7 @@ import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { addMessages, canonicalJson, commitTurn, sameMessage } from "../lib/model/graph.ts";
-import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
+import { branches, lastMessages, lastReply, numTurns } from "../kit/trace/derived.ts";
 import type { Message, MessageNode } from "../kit/trace/types.ts";
 import { at } from "./_assert.ts";
 
@@ -211,5 +211,53 @@ describe("graph", () => {
     nodes.length = 1;
     assert.equal(addMessages(nodes, [user, sys]), 1);
     assert.equal(nodes[1]!.parent, 0);
+  });
+});
+
+describe("lastMessages", () => {
+  /** The last branch's messages the general way: every branch listed, the last one taken. */
+  const viaBranches = (nodes: MessageNode[]) => {
+    const all = branches(nodes);
+    return (all[all.length - 1] ?? []).map((i) => nodes[i]!.message);
+  };
+  /** A graph of `n` nodes with random parents: earlier nodes only, or anywhere when `forward`. */
+  const randomGraph = (n: number, seed: number, forward: boolean): MessageNode[] => {
+    let x = seed;
+    const rand = (k: number) => (x = (x * 1103515245 + 12345) % 2147483648) % k;
+    return Array.from({ length: n }, (_, i) => {
+      const pick = forward ? rand(n + 1) : rand(i + 1);
+      const parent = forward
+        ? (pick === n || pick === i ? null : pick)
+        : (pick === i ? null : pick);
+      return { parent, message: { role: "user", content: `m${i}` }, sampled: false, timestamp: 0 };
+    });
+  };
+
+  it("is the last branch's messages on graphs whose parents come first (the recorded kind)", () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const nodes = randomGraph(1 + (seed % 12), seed, false);
+      assert.deepEqual(lastMessages({ nodes }), viaBranches(nodes), `seed ${seed}`);
+    }
+    assert.deepEqual(lastMessages({ nodes: [] }), []);
+  });
+
+  it("is the same on graphs whose parents point forward (a hand-built trace)", () => {
+    let forwardSeen = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      const nodes = randomGraph(2 + (seed % 10), seed, true);
+      if (nodes.some((n, i) => n.parent !== null && n.parent > i)) forwardSeen++;
+      // a cycle has no root to walk to: branches() does not terminate on one either
+      const acyclic = nodes.every((_, i) => {
+        const seen = new Set<number>();
+        for (let j: number | null = i; j !== null; j = nodes[j]!.parent) {
+          if (seen.has(j)) return false;
+          seen.add(j);
+        }
+        return true;
+      });
+      if (!acyclic) continue;
+      assert.deepEqual(lastMessages({ nodes }), viaBranches(nodes), `seed ${seed}`);
+    }
+    assert.ok(forwardSeen > 20, `forward graphs were tried (${forwardSeen})`);
   });
 });

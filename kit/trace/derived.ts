@@ -22,9 +22,23 @@ export function branches(nodes: MessageNode[]): number[][] {
 
 /** The messages of the last branch (the conversation as it ended). */
 export function lastMessages(trace: Pick<Trace, "nodes">): Message[] {
-  const all = branches(trace.nodes);
-  const last = all[all.length - 1];
-  return (last ?? []).flatMap((i) => trace.nodes[i]?.message ?? []);
+  const nodes = trace.nodes;
+  // A node's parent comes before it (the graph only appends), so the last node is the leaf
+  // of the last branch: walk up from it, with no list of every branch. A graph whose
+  // parents point forward takes the general way.
+  for (let i = 0; i < nodes.length; i++) {
+    const parent = nodes[i]!.parent;
+    if (parent !== null && parent >= i) {
+      const all = branches(nodes);
+      return (all[all.length - 1] ?? []).flatMap((j) => nodes[j]?.message ?? []);
+    }
+  }
+  const out: Message[] = [];
+  for (let j: number | null = nodes.length - 1; j !== null && j >= 0; j = nodes[j]!.parent) {
+    const message = nodes[j]!.message;
+    if (message !== undefined) out.push(message);
+  }
+  return out.reverse();
 }
 
 /** Text of the last assistant message of the last branch ("" when none). */
