@@ -120,7 +120,10 @@ export class PyFloat {
 
 function dropNone(obj: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) if (v !== null && v !== undefined) out[k] = v;
+  for (const k of Object.keys(obj)) {
+    const v = obj[k];
+    if (v !== null && v !== undefined) out[k] = v;
+  }
   return out;
 }
 

@@ -26,8 +26,9 @@ function plainJson(value: unknown): unknown {
   if (value instanceof PyFloat) return value.value;
   if (Array.isArray(value)) return value.map(plainJson);
   if (value !== null && typeof value === "object") {
+    const obj = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = plainJson(v);
+    for (const k of Object.keys(obj)) out[k] = plainJson(obj[k]); // no [key, value] pair per key
     return out;
   }
   return value;
