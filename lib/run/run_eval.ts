@@ -3,8 +3,9 @@
  * `max_concurrent` episodes in flight.
  *
  * Streaming: tasks are pulled lazily from the taskset view, each finished episode is
- * appended to `traces.jsonl` (whole lines, a turn's episodes in one write) and released, and the summary is
- * accumulated in constant memory, so the runner's own state does not grow with the run.
+ * appended to `traces.jsonl` (whole lines, a turn's episodes in one write) and released,
+ * and the summary is accumulated in constant memory, so the runner's own state does not
+ * grow with the run.
  * The total (for progress and ETA) comes from a counting pass that keeps nothing: none for
  * an infinite taskset (total = `num_tasks`), one pass stopped at `num_tasks` otherwise;
  * a resume instead reads the selected tasks' keys (one counter per task key) to know
