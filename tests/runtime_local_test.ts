@@ -1,7 +1,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
@@ -329,6 +329,43 @@ describe("local runtime", () => {
     await rt.stopConfirmed();
     assert.equal(existsSync(rt.workdir), false);
     await rt.stopConfirmed();
+  });
+
+  it("stop removes what write() created outside the workdir, never a file that was there", async () => {
+    const host = await scratchDir(); // stands for the host's /tmp
+    const before = join(host, "before.txt");
+    await writeFile(before, "the user's");
+    const rt = makeLocal();
+    await rt.start();
+    await rt.write(join(host, "made", "deep", "messages.json"), "[]"); // folders made: the top one
+    await rt.write(join(host, "loose.json"), "{}"); // a new file in a folder that was there
+    await rt.write(before, "overwritten"); // there before: kept
+    await rt.stopConfirmed();
+    assert.deepEqual((await readdir(host)).sort(), ["before.txt"]);
+    assert.equal(await readFile(before, "utf8"), "overwritten");
+  });
+
+  it("stop waits for a write in flight before removing what it made", async () => {
+    const host = await scratchDir();
+    const rt = makeLocal();
+    await rt.start();
+    await rt.write("first.txt", ""); // the workdir is made: the next write starts at once
+    const big = new Uint8Array(32 << 20); // long enough to be under way when stop comes
+    const writing = rt.write(join(host, "job", "blob.bin"), big);
+    await new Promise((r) => setImmediate(r)); // the write has begun
+    await rt.stopConfirmed();
+    await writing; // it was let finish, then what it made was removed
+    assert.deepEqual(await readdir(host), []);
+  });
+
+  it("keep_workdir keeps what write() created outside the workdir too", async () => {
+    const host = await scratchDir();
+    const rt = makeLocal({ keep_workdir: true });
+    await rt.start();
+    await rt.write(join(host, "made", "m.json"), "[]");
+    await rt.stopConfirmed();
+    assert.deepEqual(await readdir(host), ["made"]);
+    await rm(rt.workdir, { recursive: true, force: true });
   });
 
   it("read() of a directory fails with a SandboxError", async () => {

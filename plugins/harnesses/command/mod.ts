@@ -84,6 +84,7 @@ async function removeQuietly(
   try {
     await runtime.run(["rm", "-rf", file.slice(0, file.lastIndexOf("/"))]);
   } catch {
-    // the runtime may be gone; the file is in a temp folder anyway
+    // the runtime may be stopped already: the local runtime then removed what write() made,
+    // and a sandbox's files go with it
   }
 }

@@ -108,6 +108,10 @@ class LocalRuntime implements Runtime {
   #pendingRemoval: string | null = null;
   #started = false;
   #stopped = false;
+  /** Writes in flight: stopping waits for them before removing what they made. */
+  readonly #writes = new Set<Promise<void>>();
+  /** Files and folders write() created outside the workdir, removed at stop unless kept. */
+  readonly #createdOutside = new Set<string>();
   /** Abort controllers of the commands in flight; stopping aborts them. */
   readonly #inflight = new Map<AbortController, Promise<unknown>>();
 
@@ -252,17 +256,43 @@ class LocalRuntime implements Runtime {
     }
   }
 
-  /** Writes a file (parents created); relative paths are under the workdir. */
+  /**
+   * Writes a file (parents created); relative paths are under the workdir. What it creates
+   * outside the workdir (a file not there before, or the topmost folder it had to make) is
+   * removed at stop with the workdir, so a host runtime leaves nothing behind even when the
+   * harness that wrote it could not clean up (a rollout past its deadline is torn down
+   * before the harness's own cleanup runs). A file that was there before is never removed.
+   */
   async write(path: string, data: string | Uint8Array): Promise<void> {
-    const target = resolve(await this.#usableWorkdir(`write "${path}"`), path);
+    await this.#usableWorkdir(`write "${path}"`);
+    const workdir = this.#live(`write "${path}"`); // not stopped while the workdir was made
+    const target = resolve(workdir, path);
+    const outside = !target.startsWith(workdir + "/");
+    const writing = this.#writeFile(target, data, outside);
+    this.#writes.add(writing);
     try {
-      await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, data);
+      await writing;
     } catch (e) {
       throw new SandboxError(`Cannot write "${path}": ${errorMessage(e)}`, {
         hint: "Check that the path is a file path the runtime's user may write",
         cause: e,
       });
+    } finally {
+      this.#writes.delete(writing);
+    }
+  }
+
+  /** Writes `target`, noting what it created when `outside` the workdir. */
+  async #writeFile(target: string, data: string | Uint8Array, outside: boolean): Promise<void> {
+    const madeDir = await mkdir(dirname(target), { recursive: true });
+    if (outside && madeDir !== undefined) this.#createdOutside.add(madeDir);
+    if (!outside || madeDir !== undefined) return await writeFile(target, data);
+    try {
+      await writeFile(target, data, { flag: "wx" }); // created here: removed at stop
+      this.#createdOutside.add(target);
+    } catch (e) {
+      if ((e as { code?: string }).code !== "EEXIST") throw e;
+      await writeFile(target, data); // there before: overwritten, and kept
     }
   }
 
@@ -333,7 +363,10 @@ class LocalRuntime implements Runtime {
       for (const [controller] of running) controller.abort();
       await Promise.allSettled(running.map(([, p]) => p));
     }
+    if (this.#writes.size > 0) await Promise.allSettled([...this.#writes]);
     if (this.#creating !== null) await this.#creating.catch(() => {});
+    let outsideFailure: unknown = null;
+    await this.#removeCreatedOutside().catch((e) => (outsideFailure = e));
     if (this.#pendingRemoval !== null) await this.#removeWorkdir();
     else if (
       this.#config.keep_workdir && this.#created && this.#workdir !== null &&
@@ -341,6 +374,26 @@ class LocalRuntime implements Runtime {
     ) {
       this.#keptSaid = this.#workdir; // said once per directory, however often it is stopped
       this.#log(`kept work directory (keep_workdir): ${this.#workdir}`);
+    }
+    if (outsideFailure !== null) throw outsideFailure;
+  }
+
+  /** Removes what write() created outside the workdir (kept with `keep_workdir`). */
+  async #removeCreatedOutside(): Promise<void> {
+    if (this.#createdOutside.size === 0 || this.#config.keep_workdir) return;
+    const failed: string[] = [];
+    for (const path of this.#createdOutside) {
+      try {
+        await rm(path, { recursive: true, force: true, maxRetries: 2 });
+        this.#createdOutside.delete(path);
+      } catch {
+        failed.push(path);
+      }
+    }
+    if (failed.length > 0) {
+      throw new SandboxError(`Cannot remove what the runtime wrote: ${failed.join(", ")}`, {
+        hint: "Remove them by hand; check their permissions",
+      });
     }
   }
 
