@@ -2,7 +2,8 @@ import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
-import { DeadlineExceeded, onAbort, withDeadline } from "../lib/rollout/deadline.ts";
+import { DeadlineExceeded, withDeadline } from "../lib/rollout/deadline.ts";
+import { onAbort } from "../kit/util/on_abort.ts";
 
 /** A promise that never settles: a step that ignores its signal. */
 const never = () => new Promise<never>(() => {});

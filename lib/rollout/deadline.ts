@@ -2,12 +2,12 @@
  * Running a step under a deadline and a cancellation signal.
  *
  * Every stage of every rollout runs under {@link withDeadline} with the run's signal as
- * parent, so listening to a parent is shared ({@link onAbort}): a signal has one abort
- * listener while anything listens through it (removed when the last one stops), and each
- * listener is an entry in that listener's set rather than a listener of its own.
+ * parent, so listening to a parent is shared (`onAbort`, kit/util/on_abort.ts): a signal
+ * has one abort listener while anything listens through it.
  *
  * @module
  */
+import { onAbort } from "../../kit/util/on_abort.ts";
 
 /** Raised by {@link withDeadline} when the time ran out. */
 export class DeadlineExceeded extends Error {
@@ -18,52 +18,6 @@ export class DeadlineExceeded extends Error {
     this.name = "DeadlineExceeded";
     this.seconds = seconds;
   }
-}
-
-/** What listens to one signal through {@link onAbort}, and the signal's one listener. */
-interface Listeners {
-  calls: Set<(reason: unknown) => void>;
-  forward: () => void;
-}
-
-const listenersOf = new WeakMap<AbortSignal, Listeners>();
-
-/**
- * Calls `listener(signal.reason)` once when `signal` aborts, unless the returned removal
- * was called first. Listeners are called in the order they were added; the signal has
- * one abort listener for all of them while any is left.
- */
-export function onAbort(signal: AbortSignal, listener: (reason: unknown) => void): () => void {
-  let entry = listenersOf.get(signal);
-  if (entry === undefined) {
-    const calls = new Set<(reason: unknown) => void>();
-    const forward = () => {
-      listenersOf.delete(signal);
-      const due = [...calls];
-      calls.clear();
-      for (const call of due) {
-        try {
-          call(signal.reason);
-        } catch (err) {
-          // as an event listener's: reported, and the other listeners still called
-          queueMicrotask(() => {
-            throw err;
-          });
-        }
-      }
-    };
-    entry = { calls, forward };
-    listenersOf.set(signal, entry);
-    signal.addEventListener("abort", forward, { once: true });
-  }
-  const { calls, forward } = entry;
-  const call = (reason: unknown) => listener(reason); // each addition is its own entry
-  calls.add(call);
-  return () => {
-    if (!calls.delete(call) || calls.size > 0) return;
-    listenersOf.delete(signal);
-    signal.removeEventListener("abort", forward);
-  };
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { toTraceError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
-import { onAbort } from "../rollout/deadline.ts";
+import { onAbort } from "../../kit/util/on_abort.ts";
 import {
   retryDelayMs,
   type RetryPolicy,
