@@ -202,6 +202,25 @@ async function serve(
   };
 }
 
+/** Runs `body` with a {@link serve}d server, closed after however `body` ends. */
+async function withServer(
+  handler: http.RequestListener,
+  ...rest: [options: { tls?: boolean }, body: (server: Served) => Promise<void>] | [
+    body: (server: Served) => Promise<void>,
+  ]
+): Promise<void> {
+  const [options, body] = rest.length === 2 ? rest : [{}, rest[0]];
+  const server = await serve(handler, options);
+  try {
+    await body(server);
+  } finally {
+    await server.close();
+  }
+}
+
+/** A server started by {@link serve}. */
+type Served = Awaited<ReturnType<typeof serve>>;
+
 async function readAll(res: Http1Response): Promise<string> {
   let text = "";
   for await (const chunk of res.body) text += decoder.decode(chunk, { stream: true });
@@ -234,10 +253,9 @@ describe("exchange over a connection pool", () => {
   };
 
   it("sends requests one after another on one kept-alive connection", async () => {
-    const server = await serve(echo);
-    const pool = newPool();
-    const { origin } = server;
-    try {
+    await withServer(echo, async (server) => {
+      const pool = newPool();
+      const { origin } = server;
       const reused: boolean[] = [];
       for (const word of ["one", "two", "three"]) {
         const ex = post(pool, origin, word);
@@ -252,38 +270,32 @@ describe("exchange over a connection pool", () => {
       const fresh = post(pool, origin, "four", true);
       assert.equal(await readAll(await fresh.response), "POST /echo four");
       assert.deepEqual([fresh.reused, server.sockets.size], [false, 2]);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it("drops an idle connection the server closed and opens a new one", async () => {
-    const server = await serve((req, res) => {
+    await withServer((req, res) => {
       res.on("finish", () => setTimeout(() => req.socket.destroy(), 50)); // its idle timeout
       echo(req, res);
-    });
-    const pool = newPool();
-    const { origin } = server;
-    try {
+    }, async (server) => {
+      const pool = newPool();
+      const { origin } = server;
       assert.equal(await readAll(await post(pool, origin, "a").response), "POST /echo a");
       await new Promise((r) => setTimeout(r, 400));
       const ex = post(pool, origin, "b");
       assert.equal(await readAll(await ex.response), "POST /echo b");
       assert.deepEqual([ex.reused, server.sockets.size], [false, 2]);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it("closes an idle connection once the server's keep-alive time (less a second) is over", async () => {
-    const server = await serve((req, res) => {
+    await withServer((req, res) => {
       res.setHeader("keep-alive", "timeout=1"); // kept 500 ms by the client
       echo(req, res);
-    });
-    const closed: boolean[] = [];
-    const pool = newPool();
-    const { origin } = server;
-    try {
+    }, async (server) => {
+      const closed: boolean[] = [];
+      const pool = newPool();
+      const { origin } = server;
       await readAll(await post(pool, origin, "a").response);
       const [first] = server.sockets;
       first!.on("close", () => closed.push(true));
@@ -295,9 +307,7 @@ describe("exchange over a connection pool", () => {
       const late = post(pool, origin, "c");
       assert.equal(await readAll(await late.response), "POST /echo c");
       assert.deepEqual([late.reused, server.sockets.size], [false, 2]);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it("never reuses a connection that carried bytes past the end of a response", async () => {
@@ -326,13 +336,12 @@ describe("exchange over a connection pool", () => {
 
   it("reports a connection dropped before any response as such, with whether it was reused", async () => {
     let served = 0;
-    const server = await serve((req, res) => {
+    await withServer((req, res) => {
       if (served++ > 0) return void req.socket.destroy();
       echo(req, res);
-    });
-    const pool = newPool();
-    const { origin } = server;
-    try {
+    }, async (server) => {
+      const pool = newPool();
+      const { origin } = server;
       await readAll(await post(pool, origin, "a").response);
       await assert.rejects(post(pool, origin, "b").response, (err: unknown) => {
         assert.ok(err instanceof Http1RequestError);
@@ -348,9 +357,7 @@ describe("exchange over a connection pool", () => {
         assert.equal(err.reused, false);
         return true;
       });
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it("fails a body that breaks off, and a refused connection with its system code", async () => {
@@ -380,7 +387,7 @@ describe("exchange over a connection pool", () => {
     let ended = false;
     const chunk = "x".repeat(64 * 1024);
     const total = 512; // 32 MiB: more than the queue's 1 MiB and the kernel's socket buffers
-    const server = await serve((req, res) => {
+    await withServer((req, res) => {
       req.resume();
       res.writeHead(200, { "content-type": "application/octet-stream" });
       let sent = 0;
@@ -392,10 +399,9 @@ describe("exchange over a connection pool", () => {
         res.end(() => (ended = true));
       };
       pump();
-    });
-    const pool = newPool();
-    const { origin } = server;
-    try {
+    }, async (server) => {
+      const pool = newPool();
+      const { origin } = server;
       const res = await post(pool, origin, "big").response;
       await new Promise((r) => setTimeout(r, 500)); // nobody reads: the server must be held up
       assert.equal(ended, false, "the server wrote everything: nothing paused the socket");
@@ -403,16 +409,16 @@ describe("exchange over a connection pool", () => {
       for await (const piece of res.body) size += piece.byteLength;
       assert.equal(size, chunk.length * total);
       assert.equal(res.complete, true);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it("speaks TLS with the host name for SNI and certificate checks", async () => {
-    const server = await serve(echo, { tls: true });
-    const ca = readFileSync(join(import.meta.dirname!, "fixtures", "tls", "localhost.crt"), "utf8");
-    const { origin } = server;
-    try {
+    await withServer(echo, { tls: true }, async (server) => {
+      const ca = readFileSync(
+        join(import.meta.dirname!, "fixtures", "tls", "localhost.crt"),
+        "utf8",
+      );
+      const { origin } = server;
       const pool = newPool(2000, ca);
       const first = post(pool, origin, "secret");
       assert.equal(await readAll(await first.response), "POST /echo secret");
@@ -421,8 +427,6 @@ describe("exchange over a connection pool", () => {
       assert.equal(second.reused, true);
       // the system's trust store does not know this certificate
       await assert.rejects(post(newPool(), origin, "x").response, Http1RequestError);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
