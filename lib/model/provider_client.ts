@@ -87,6 +87,8 @@ export function joinUrl(baseUrl: string, path: string): string {
   return base + rest;
 }
 
+const encoder = new TextEncoder();
+
 function describeTransport(err: unknown): string {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
@@ -174,10 +176,12 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
     ? DEFAULT_STALL_TIMEOUT_S * 1000
     : options.stallTimeoutMs;
   const keyVar = options.apiKeyVar ?? null;
+  let keyRead: string | null = null;
+  /** The key, read from its variable at the first call (not again on every call). */
   const readKey = (): string => {
-    if (!keyVar) return "EMPTY";
-    const value = options.env ? options.env[keyVar] : getEnv(keyVar);
-    return value ? value : "EMPTY";
+    if (keyRead !== null) return keyRead;
+    const value = keyVar ? (options.env ? options.env[keyVar] : getEnv(keyVar)) : undefined;
+    return keyRead = value ? value : "EMPTY";
   };
   const pool = new ConnectionPool(connectTimeoutMs);
   const clock = stallTimeoutMs === null ? null : new StallClock(stallTimeoutMs);
@@ -221,7 +225,7 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
     }
     const payload = request.body instanceof Uint8Array
       ? request.body
-      : new TextEncoder().encode(JSON.stringify(request.body));
+      : encoder.encode(JSON.stringify(request.body));
     const headers: Record<string, string> = {
       "content-type": "application/json",
       accept: "application/json",

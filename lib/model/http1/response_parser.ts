@@ -42,7 +42,9 @@ export const MAX_HEAD_BYTES = 64 * 1024;
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
-const CRLF_CRLF = "\r\n\r\n";
+/** The needles as bytes: a string needle is encoded again on every search. */
+const CRLF_CRLF = Buffer.from("\r\n\r\n", "latin1");
+const CRLF = Buffer.from("\r\n", "latin1");
 
 type State =
   | "head"
@@ -95,7 +97,7 @@ export class ResponseParser {
     while (at < buf.length) {
       switch (this.#state) {
         case "head": {
-          const end = buf.indexOf(CRLF_CRLF, at, "latin1");
+          const end = buf.indexOf(CRLF_CRLF, at);
           if (end === -1) {
             this.#keep(buf, at, "response head");
             return;
@@ -130,7 +132,7 @@ export class ResponseParser {
           break;
         }
         case "chunk-size": {
-          const eol = buf.indexOf("\r\n", at, "latin1");
+          const eol = buf.indexOf(CRLF, at);
           if (eol === -1) {
             this.#keep(buf, at, "chunk size line");
             return;
@@ -151,7 +153,7 @@ export class ResponseParser {
             this.#finish();
             break;
           }
-          const end = buf.indexOf(CRLF_CRLF, at, "latin1");
+          const end = buf.indexOf(CRLF_CRLF, at);
           if (end === -1) {
             this.#keep(buf, at, "trailer section");
             return;
