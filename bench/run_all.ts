@@ -16,7 +16,7 @@ import { memory } from "./memory.ts";
 import { printLongConversations } from "./long_conversation.ts";
 import { printStartup } from "./startup.ts";
 import { streaming } from "./streaming.ts";
-import { flag, throughput } from "./throughput.ts";
+import { cpuLine, flag, throughput } from "./throughput.ts";
 import { printUpstream } from "./upstream.ts";
 import { wholeProcess } from "./whole_process.ts";
 
@@ -35,6 +35,7 @@ console.log(
     `${tp.ratio.toFixed(2)}x (target ≤ 1.5x; ${loadAverages()}); the engine alone (oracle, no ` +
     `socket) ${tp.oracleMs.toFixed(0)} ms = ${(tp.oracleMs / tp.floorMs).toFixed(2)}x the floor`,
 );
+console.log(`  ${cpuLine(tp)}`);
 await printUpstream({ n: 2 * n, c, rounds: 3 });
 await wholeProcess({ n, c, rounds: flag("rounds", 3) });
 await streaming({ n: flag("stream-n", 512), c: 256, chunks: 500, rounds: 2 });

@@ -4,7 +4,9 @@
  * the floor — a plain `fetch` loop sending the same requests to the same mock at the same
  * concurrency. Prints both walls (median of the repeats) and their ratio, and the wall of
  * the same run answered by the in-process oracle (`-m oracle`: no socket at all), which is
- * what the engine costs per rollout apart from the model call.
+ * what the engine costs per rollout apart from the model call. Beside the walls, the
+ * process CPU time per rollout of each (user + system of this process, so not the mock's):
+ * the machine's load moves it far less than it moves walls.
  *
  * `deno run -A bench/throughput.ts [--n 2000] [--c 50] [--latency-ms 0] [--repeats 3]`
  *
@@ -34,10 +36,28 @@ export function textFlag(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
+/** Wall and process CPU (user + system) milliseconds of one measured step. */
+interface Timed {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** Starts both clocks; `stop()` reads them. */
+function startClocks(): { stop(): Timed } {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  return {
+    stop() {
+      const used = process.cpuUsage(cpu);
+      return { wallMs: performance.now() - wall, cpuMs: (used.user + used.system) / 1000 };
+    },
+  };
+}
+
 /** The floor: the harness's requests, sent straight to the mock with `c` in flight. */
-async function plainFetch(url: string, n: number, c: number): Promise<number> {
+async function plainFetch(url: string, n: number, c: number): Promise<Timed> {
   const tasks = additionTasks(0, 3);
-  const started = performance.now();
+  const started = startClocks();
   let next = 0;
   const worker = async () => {
     while (next < n) {
@@ -47,38 +67,51 @@ async function plainFetch(url: string, n: number, c: number): Promise<number> {
     }
   };
   await Promise.all(Array.from({ length: c }, worker));
-  return performance.now() - started;
+  return started.stop();
 }
 
 /**
  * One whole run (`vf eval`, in-process) against the mock, or the oracle with `oracle`;
- * returns its wall time.
+ * returns its wall and CPU time.
  */
-async function evalRun(url: string, n: number, c: number, oracle = false): Promise<number> {
+async function evalRun(url: string, n: number, c: number, oracle = false): Promise<Timed> {
   const out = mkdtempSync(join(tmpdir(), "vf-bench-"));
   try {
     const args = evalArgs(url, n, c, out);
     if (oracle) args[args.indexOf("-m") + 1] = "oracle";
     const loaded = await loadEvalConfig(args, { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
-    const started = performance.now();
+    const started = startClocks();
     const { summary } = await runEval(loaded, { runDir, cwd: out });
-    const wall = performance.now() - started;
+    const timed = started.stop();
     if (summary.counts.episodes !== n || summary.reward.mean !== 2) {
       throw new Error(
         `bad run: ${summary.counts.episodes} episodes, reward ${summary.reward.mean}`,
       );
     }
-    return wall;
+    return timed;
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
 }
 
-/** Measures and returns `{floorMs, runMs, ratio, oracleMs}`. */
+/** The figures of {@link throughput}: medians of the repeats. */
+export interface ThroughputFigures {
+  floorMs: number;
+  runMs: number;
+  /** `runMs / floorMs`. */
+  ratio: number;
+  oracleMs: number;
+  /** Process CPU per rollout (per request for the floor), in microseconds. */
+  floorCpuUs: number;
+  runCpuUs: number;
+  oracleCpuUs: number;
+}
+
+/** Measures the floor, the run and the oracle run, interleaved `repeats` times. */
 export async function throughput(
   options: { n: number; c: number; latencyMs: number; repeats: number },
-): Promise<{ floorMs: number; runMs: number; ratio: number; oracleMs: number }> {
+): Promise<ThroughputFigures> {
   process.env.VF_BENCH_KEY = "sk-bench";
   const mock = await spawnMock(options.latencyMs);
   try {
@@ -86,20 +119,37 @@ export async function throughput(
     await plainFetch(mock.url, 200, options.c);
     await evalRun(mock.url, 200, options.c);
     await evalRun(mock.url, 200, options.c, true);
-    const floors: number[] = [];
-    const runs: number[] = [];
-    const oracles: number[] = [];
+    const floors: Timed[] = [];
+    const runs: Timed[] = [];
+    const oracles: Timed[] = [];
     for (let i = 0; i < options.repeats; i++) {
       floors.push(await plainFetch(mock.url, options.n, options.c));
       runs.push(await evalRun(mock.url, options.n, options.c));
       oracles.push(await evalRun(mock.url, options.n, options.c, true));
     }
-    const floorMs = median(floors);
-    const runMs = median(runs);
-    return { floorMs, runMs, ratio: runMs / floorMs, oracleMs: median(oracles) };
+    const wall = (t: Timed[]) => median(t.map((x) => x.wallMs));
+    const cpuUs = (t: Timed[]) => median(t.map((x) => x.cpuMs)) * 1000 / options.n;
+    const floorMs = wall(floors);
+    const runMs = wall(runs);
+    return {
+      floorMs,
+      runMs,
+      ratio: runMs / floorMs,
+      oracleMs: wall(oracles),
+      floorCpuUs: cpuUs(floors),
+      runCpuUs: cpuUs(runs),
+      oracleCpuUs: cpuUs(oracles),
+    };
   } finally {
     mock.stop();
   }
+}
+
+/** The CPU figures as one line: per rollout, and the run's against the floor's. */
+export function cpuLine(r: ThroughputFigures): string {
+  return `process CPU per rollout: run ${r.runCpuUs.toFixed(0)} µs, plain-fetch floor ` +
+    `${r.floorCpuUs.toFixed(0)} µs per request (${(r.runCpuUs / r.floorCpuUs).toFixed(2)}x), ` +
+    `the engine alone (oracle) ${r.oracleCpuUs.toFixed(0)} µs`;
 }
 
 if (import.meta.main) {
@@ -116,5 +166,6 @@ if (import.meta.main) {
       `(${(o.n / (r.runMs / 1000)).toFixed(0)} rollouts/s); the engine alone (oracle, no ` +
       `socket) ${r.oracleMs.toFixed(0)} ms = ${(r.oracleMs / r.floorMs).toFixed(2)}x the floor`,
   );
+  console.log(`  ${cpuLine(r)}`);
   process.exit(0);
 }
