@@ -4,8 +4,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import net, { type AddressInfo, type Socket } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
+import { startCannedReplyServer } from "./_canned_reply_server.ts";
 import {
   ConnectionPool,
   DEFAULT_IDLE_MS,
@@ -311,26 +312,18 @@ describe("exchange over a connection pool", () => {
   });
 
   it("never reuses a connection that carried bytes past the end of a response", async () => {
-    const connections: net.Socket[] = [];
-    const server = net.createServer((socket) => {
-      connections.push(socket);
-      socket.on("data", () => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokJUNK"));
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const origin = {
-      secure: false,
-      hostname: "127.0.0.1",
-      port: (server.address() as AddressInfo).port,
-    };
+    const server = await startCannedReplyServer(
+      "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokJUNK",
+    );
+    const origin = { secure: false, hostname: "127.0.0.1", port: server.port };
     const pool = newPool();
     try {
       assert.equal(await readAll(await post(pool, origin, "a").response), "ok");
       const next = post(pool, origin, "b");
       assert.equal(await readAll(await next.response), "ok");
-      assert.deepEqual([next.reused, connections.length], [false, 2]);
+      assert.deepEqual([next.reused, server.connections.length], [false, 2]);
     } finally {
-      connections.forEach((s) => s.destroy());
-      await new Promise<void>((r) => server.close(() => r()));
+      await server.close();
     }
   });
 

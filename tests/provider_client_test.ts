@@ -2,7 +2,7 @@ import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { ProviderError } from "../kit/errors.ts";
 import {
   createProviderClient,
@@ -14,6 +14,7 @@ import process from "node:process";
 import type { ProviderResponse } from "../lib/model/provider_client.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { at } from "./_assert.ts";
+import { startCannedReplyServer } from "./_canned_reply_server.ts";
 
 const KEY = "sk-test-4f1c9e0b7a";
 
@@ -377,15 +378,9 @@ describe("createProviderClient()", () => {
   });
 
   it("fails a call whose reply is not HTTP/1.1 with ProviderError 503, without the key", async () => {
-    const sockets: net.Socket[] = [];
-    const server = net.createServer((socket) => {
-      sockets.push(socket);
-      socket.on("data", () => socket.write("SMTP ready\r\n\r\n"));
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const port = (server.address() as AddressInfo).port;
+    const server = await startCannedReplyServer("SMTP ready\r\n\r\n");
     const client = createProviderClient({
-      baseUrl: `http://127.0.0.1:${port}/v1`,
+      baseUrl: `http://127.0.0.1:${server.port}/v1`,
       apiKeyVar: "VF_GARBLED_KEY",
       env: { VF_GARBLED_KEY: KEY },
     });
@@ -399,8 +394,7 @@ describe("createProviderClient()", () => {
       });
     } finally {
       client.close();
-      sockets.forEach((socket) => socket.destroy());
-      await new Promise<void>((r) => server.close(() => r()));
+      await server.close();
     }
   });
 
