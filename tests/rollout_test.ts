@@ -1,7 +1,8 @@
 import "./_builtins.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { evalInProcess } from "./_eval.ts";
@@ -67,6 +68,34 @@ describe("rollout lifecycle", () => {
     );
     const span = at(at(byAgent.episodes, 0).traces, 0).timing.agent;
     assert.ok(span.end! - span.start! < 4, "the program was not cut at the budget");
+  });
+
+  it("leaves no command-harness messages file on the host when the agent is cut off at its budget", async () => {
+    const token = `prompt-${randomUUID()}`; // only this test's file can hold it
+    const path = jsonl([{ prompt: token, answer: "x" }]);
+    const r = await evalInProcess([
+      "jsonl",
+      "--env.taskset.path",
+      path,
+      "-m",
+      "m",
+      ...client(),
+      "--env.agent.harness.id",
+      "command",
+      "--env.agent.harness.command",
+      '["sleep","5"]',
+      "--env.agent.timeout.rollout",
+      "0.3",
+    ]);
+    assert.equal(at(at(at(r.episodes, 0).traces, 0).errors, 0).type, "HarnessError");
+    const left = readdirSync("/tmp").filter((d) => d.startsWith("vf-command-")).filter((d) => {
+      try {
+        return readFileSync(join("/tmp", d, "messages.json"), "utf8").includes(token);
+      } catch {
+        return false; // another test's, removed meanwhile
+      }
+    });
+    assert.deepEqual(left, [], "the messages file (the task's prompt) was left in /tmp");
   });
 
   it("retries a whole rollout on an included error type and keeps every attempt's errors", async () => {
