@@ -1,9 +1,10 @@
 /**
- * Startup of the single-file binary as it ships (scripts/build_binary.sh): median wall and
- * CPU time (GNU time: user + system, which a loaded machine disturbs less than the wall)
- * of `vf --version` and of `vf eval @ examples/quickstart.toml --model oracle --dry-run`
- * over several runs each, next to a plain `bun build --compile` binary of a one-line
- * script (what the runtime itself costs), with load averages.
+ * Startup of the single-file binary as it ships (scripts/build_binary.sh) and of `vf`
+ * under `deno run` (the `vf` task of deno.json): median wall and CPU time (GNU time:
+ * user + system, which a loaded machine disturbs less than the wall) of `vf --version`
+ * and of `vf eval @ examples/quickstart.toml --model oracle --dry-run` over several runs
+ * each, next to a one-line script built the same way or run by the same `deno run` (what
+ * the runtime itself costs), with load averages.
  *
  * `deno run -A bench/startup.ts [--runs 11]`
  *
@@ -14,7 +15,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { buildBunBinary, loadAverages, median, ROOT, RUNTIMES } from "./common.ts";
+import { buildBunBinary, denoTaskArgv, loadAverages, median, ROOT, RUNTIMES } from "./common.ts";
 import { flag } from "./throughput.ts";
 
 /** Wall and CPU (user + system, from GNU time) milliseconds of one run. */
@@ -45,10 +46,17 @@ function medianRun(argv: () => string[], cwd: string, runs: number): Timing {
   return { wallMs: median(all.map((t) => t.wallMs)), cpuMs: median(all.map((t) => t.cpuMs)) };
 }
 
-/** Builds the binaries and returns the medians of each command. */
+/** The medians of one way of starting `vf`, and of a one-line script started that way. */
+interface StartupFigures {
+  version: Timing;
+  dryRun: Timing;
+  empty: Timing;
+}
+
+/** Builds the binaries and returns the medians of each command, binary and `deno run`. */
 export function startup(
   runs: number,
-): { version: Timing; dryRun: Timing; empty: Timing; load: string } {
+): { binary: StartupFigures; denoRun: StartupFigures; load: string } {
   const dir = mkdtempSync(join(tmpdir(), "vf-bench-bin-"));
   try {
     const bin = buildBunBinary(dir);
@@ -74,10 +82,20 @@ export function startup(
       "-o",
       `runs${i++}`,
     ];
-    return {
+    const deno = denoTaskArgv("vf");
+    const denoRun = deno.slice(0, -1); // `deno run <flags>` without cli.ts
+    const binary = {
       empty: medianRun(() => [empty], dir, runs),
       version: medianRun(() => [bin, "--version"], dir, runs),
-      dryRun: medianRun(dry, dir, runs),
+      dryRun: medianRun(() => [bin, ...dry().slice(1)], dir, runs),
+    };
+    return {
+      binary,
+      denoRun: {
+        empty: medianRun(() => [...denoRun, hello], dir, runs),
+        version: medianRun(() => [...deno, "--version"], dir, runs),
+        dryRun: medianRun(() => [...deno, ...dry().slice(1)], dir, runs),
+      },
       load: `${load} at start, ${loadAverages()} at end`,
     };
   } finally {
@@ -91,8 +109,10 @@ export function printStartup(runs: number): void {
   const ms = (t: Timing) => `${t.wallMs.toFixed(0)} ms (CPU ${t.cpuMs.toFixed(0)} ms)`;
   console.log(
     `startup     Bun binary as this checkout builds it, median of ${runs}: ` +
-      `--version ${ms(r.version)} (target < 30 ms), eval --dry-run ${ms(r.dryRun)} ` +
-      `(target < 100 ms); a one-line binary: ${ms(r.empty)} (${r.load})`,
+      `--version ${ms(r.binary.version)} (target < 30 ms), eval --dry-run ` +
+      `${ms(r.binary.dryRun)} (target < 100 ms); a one-line binary: ${ms(r.binary.empty)}\n` +
+      `            vf under deno run: --version ${ms(r.denoRun.version)}, eval --dry-run ` +
+      `${ms(r.denoRun.dryRun)}; a one-line script: ${ms(r.denoRun.empty)} (${r.load})`,
   );
 }
 

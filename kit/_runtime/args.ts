@@ -1,8 +1,8 @@
-import process from "node:process";
+import { denoHost, nodeProcess } from "./host.ts";
 
 /** The command-line arguments after the program (and script) name. */
 export function getArgs(): string[] {
-  const deno = (globalThis as { Deno?: { args: string[] } }).Deno;
+  const deno = denoHost();
   if (deno) return [...deno.args];
-  return process.argv.slice(2);
+  return nodeProcess().argv.slice(2);
 }

@@ -1,8 +1,8 @@
-import process from "node:process";
+import { denoHost, nodeProcess } from "./host.ts";
 
 /** Ends the process with `code`. Only `cli.ts` calls this. */
 export function exit(code: number): never {
-  const deno = (globalThis as { Deno?: { exit(code: number): never } }).Deno;
+  const deno = denoHost();
   if (deno) deno.exit(code);
-  process.exit(code);
+  return nodeProcess().exit(code);
 }

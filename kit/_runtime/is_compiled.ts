@@ -1,4 +1,4 @@
-import process from "node:process";
+import { denoHost, nodeProcess } from "./host.ts";
 
 /**
  * True inside a single-file binary (`deno compile` or `bun build --compile`), where
@@ -19,7 +19,7 @@ export function isCompiled(): boolean {
 
 /** The path of the running executable (the binary itself when compiled). */
 export function execPath(): string {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  const deno = denoHost();
   if (deno) return deno.execPath();
-  return process.execPath;
+  return nodeProcess().execPath;
 }

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import process from "node:process";
 import { getEnv } from "../../kit/_runtime/env.ts";
+import { denoHost, nodeProcess, writeAllSync } from "../../kit/_runtime/host.ts";
 import { stderrIsTerminal } from "../../kit/_runtime/tty.ts";
 import { redact } from "../../kit/secrets.ts";
 
@@ -31,8 +31,15 @@ export function paint(text: string, code: "red" | "yellow" | "green" | "dim" | "
 /**
  * Writes text and resolves once the stream took it: on `drain`, or at once when the
  * reader is gone (closed pipe, EPIPE) — a closed stdout must never keep the process alive.
+ * On Deno the text is written at once, as Deno's `process.stdout.write` does.
  */
-function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
+function write(name: "stdout" | "stderr", text: string): Promise<void> {
+  const deno = denoHost();
+  if (deno) {
+    if (text !== "") writeAllSync(deno[name], redact(text));
+    return Promise.resolve();
+  }
+  const stream = nodeProcess()[name];
   return new Promise((resolve) => {
     if (stream.destroyed || stream.writableEnded) return resolve();
     const done = () => {
@@ -54,15 +61,15 @@ function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
 
 /** Writes a line of data to stdout. */
 export function out(text: string): Promise<void> {
-  return write(process.stdout, text.endsWith("\n") ? text : text + "\n");
+  return write("stdout", text.endsWith("\n") ? text : text + "\n");
 }
 
 /** Writes a line of log or progress to stderr. */
 export function err(text: string): Promise<void> {
-  return write(process.stderr, text.endsWith("\n") ? text : text + "\n");
+  return write("stderr", text.endsWith("\n") ? text : text + "\n");
 }
 
 /** Waits until both standard streams have flushed what was written. */
 export function flushOutput(): Promise<void> {
-  return Promise.all([write(process.stdout, ""), write(process.stderr, "")]).then(() => {});
+  return Promise.all([write("stdout", ""), write("stderr", "")]).then(() => {});
 }

@@ -27,7 +27,7 @@ import { barePackageName, mayBeBuiltin, normalizeId, specifierKind } from "./spe
 import type { PluginLock } from "./lock.ts";
 import { entryProblem, missingDependency } from "./fetch/entry.ts";
 import { RemoteNotFound } from "./fetch/fetch_errors.ts";
-import { type FetchOptions, fetchPlugin, registryOverridden } from "./fetch/resolve.ts";
+import type { FetchOptions } from "./fetch/resolve.ts";
 
 /** Options of {@link loadPlugin}. */
 export interface LoadPluginOptions {
@@ -198,6 +198,8 @@ async function importExternal(
     target = pathToFileURL(entry).href;
   } else if (sk === "http-url" || sk === "npm" || sk === "jsr") {
     const fetchOptions: FetchOptions = { ...options.fetch, cwd, lock: options.lock };
+    // the resolver (registries, tarballs, node:zlib) is loaded only for remote specifiers
+    const { registryOverridden } = await import("./fetch/resolve.ts");
     // Under `deno run` the native import comes first, unless a lock or a registry of the
     // user's own is in effect; a failed native npm:/jsr: import (e.g. in nodeModulesDir
     // "manual" mode) falls back to the resolver.
@@ -232,6 +234,7 @@ async function importFetched(
 ): Promise<LoadedModule> {
   let fetched;
   try {
+    const { fetchPlugin } = await import("./fetch/resolve.ts");
     fetched = await fetchPlugin(id, options);
   } catch (err) {
     if (err instanceof RemoteNotFound) throw notFound(kind, id, `there is no ${err.target}`);

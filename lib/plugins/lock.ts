@@ -18,7 +18,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type ErrorCode, errorMessage, PluginError } from "../../kit/errors.ts";
-import { writeAtomic } from "./fetch/cache.ts";
+import { writeFileAtomic } from "../../kit/util/write_atomic.ts";
 import { integrityConflict, strongestHash } from "./fetch/integrity.ts";
 
 /** File name of the lock file. */
@@ -177,7 +177,7 @@ export class PluginLock {
         ? { resolved: e.resolved, integrity: e.integrity }
         : { resolved: e.resolved, version: e.version, integrity: e.integrity };
     }
-    writeAtomic(
+    writeFileAtomic(
       this.path,
       JSON.stringify({ version: LOCK_FORMAT_VERSION, plugins }, null, 2) + "\n",
     );

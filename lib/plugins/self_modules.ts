@@ -7,7 +7,6 @@
  * @module
  */
 import denoConfig from "../../deno.json" with { type: "json" };
-import { installVirtualModules } from "../../kit/_runtime/run_script.ts";
 
 /** The package's own name (deno.json). */
 export const SELF_NAME: string = denoConfig.name;
@@ -32,7 +31,10 @@ export function setSelfModule(load: () => Promise<Record<string, unknown>>): voi
 /** Serves `@verifiers/verifiers-ts`, its `/kit`, `zod` and the test module as virtual modules (once). */
 export function provideSelfModules(): Promise<void> {
   provided ??= (async () => {
-    const [self, kit, zod, tests] = await Promise.all([
+    // run_script.ts (node:child_process) is imported here, not at start: every command
+    // imports this module, few serve modules
+    const [{ installVirtualModules }, self, kit, zod, tests] = await Promise.all([
+      import("../../kit/_runtime/run_script.ts"),
       loadLibrary(),
       import("../../kit/mod.ts"),
       import("zod"),

@@ -10,15 +10,14 @@
  *
  * @module
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { createHash } from "node:crypto";
-import process from "node:process";
 import { type EvalConfig, LAUNCH_ONLY_KEYS } from "../config/eval_config.ts";
 import { sidecarPath } from "../config/sidecar.ts";
 import { splitRuntimeConfig } from "../../kit/runtime/wire.ts";
 import { pythonJsonDumps } from "../../kit/tasks/hash.ts";
 import { asOutputError } from "../../kit/util/fs_errors.ts";
+import { writeFileAtomic } from "../../kit/util/write_atomic.ts";
 import { isMaskedUrl, MASK, maskUrl, redact } from "../../kit/secrets.ts";
 
 /** Options of one invocation: never saved (a resume may change them). */
@@ -155,22 +154,13 @@ export function configDigest(config: Record<string, unknown>): string {
 }
 
 /**
- * Writes a file atomically: a temp file in the same directory, then rename. On failure
- * (disk full, unwritable path) the temp file is removed, the old file is left as it was,
- * and an OutputError names the file.
+ * Writes one of the run's own files atomically (kit/util/write_atomic.ts); a failure
+ * (disk full, unwritable path) is an OutputError naming the file.
  */
-export function writeFileAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
+export function writeOutputAtomic(path: string, text: string): void {
   try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(tmp, text);
-    renameSync(tmp, path);
+    writeFileAtomic(path, text);
   } catch (err) {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      // nothing was created
-    }
     throw asOutputError(err, "", path) ?? err;
   }
 }
@@ -179,7 +169,7 @@ export function writeFileAtomic(path: string, text: string): void {
 export function writeEvalJson(runDir: string, config: EvalConfig): string {
   const path = join(runDir, "configs", "eval.json");
   const { dump, side } = savedConfig(config);
-  writeFileAtomic(sidecarPath(runDir), JSON.stringify(side, null, 2) + "\n");
-  writeFileAtomic(path, JSON.stringify(dump, null, 2) + "\n");
+  writeOutputAtomic(sidecarPath(runDir), JSON.stringify(side, null, 2) + "\n");
+  writeOutputAtomic(path, JSON.stringify(dump, null, 2) + "\n");
   return path;
 }

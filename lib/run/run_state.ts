@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import type { LoadedConfig } from "../config/load_config.ts";
 import { redact } from "../../kit/secrets.ts";
-import { writeFileAtomic } from "./config_dump.ts";
+import { writeOutputAtomic } from "./config_dump.ts";
 import type { RunSummary, SummaryAccumulator, UnconfirmedSandbox } from "./summary.ts";
 
 /** The state a run accumulates: the summary so far and what it still owes. */
@@ -49,6 +49,9 @@ export function summaryOf(
 /** Writes `summary.json` (redacted) unless the run is in memory. */
 export function writeSummary(runDir: string | null, summary: RunSummary): void {
   if (runDir !== null) {
-    writeFileAtomic(join(runDir, "summary.json"), redact(JSON.stringify(summary, null, 2)) + "\n");
+    writeOutputAtomic(
+      join(runDir, "summary.json"),
+      redact(JSON.stringify(summary, null, 2)) + "\n",
+    );
   }
 }

@@ -24,12 +24,12 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
-import process from "node:process";
+import { join } from "node:path";
 import { errorMessage } from "../../../kit/errors.ts";
 import { userCacheSubdir } from "../../../kit/runtime/cache_dir.ts";
 import { computeIntegrity, sha256Hex, sha512Hex } from "./integrity.ts";
 import { extractPackage } from "./tar.ts";
+import { tempPathBeside, writeFileAtomic } from "../../../kit/util/write_atomic.ts";
 
 /** Name of the integrity manifest written into every extracted package directory. */
 export const MANIFEST_NAME = ".vf-integrity.json";
@@ -59,20 +59,6 @@ export interface InstalledLookup {
   dir?: string;
   /** The entries that exist but failed verification. */
   corrupt: CorruptEntry[];
-}
-
-let counter = 0;
-
-function tempName(path: string): string {
-  return `${path}.tmp-${process.pid}-${Date.now()}-${counter++}`;
-}
-
-/** Writes a file atomically (temp file in the same directory, then rename). */
-export function writeAtomic(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = tempName(path);
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
 }
 
 /**
@@ -219,10 +205,10 @@ function isTaken(err: unknown): boolean {
 export function installPackage(root: string, hex: string, tgz: Uint8Array): string {
   const found = findInstalledPackage(root, hex);
   if (found.dir) return found.dir;
-  if (readCachedTarball(root, hex) === undefined) writeAtomic(tarballPath(root, hex), tgz);
+  if (readCachedTarball(root, hex) === undefined) writeFileAtomic(tarballPath(root, hex), tgz);
   const packages = join(root, "packages");
   mkdirSync(packages, { recursive: true });
-  const tmp = tempName(join(packages, hex));
+  const tmp = tempPathBeside(join(packages, hex));
   try {
     extractPackage(tgz, tmp);
     mkdirSync(join(tmp, "node_modules"), { recursive: true });

@@ -9,7 +9,8 @@
  */
 import { statSync } from "node:fs";
 import { PluginError } from "../../../kit/errors.ts";
-import { metadataPath, readJson, writeAtomic } from "./cache.ts";
+import { metadataPath, readJson } from "./cache.ts";
+import { writeFileAtomic } from "../../../kit/util/write_atomic.ts";
 import { RemoteNotFound } from "./fetch_errors.ts";
 import { authorizationFor, registryFor, type RegistrySettings } from "./npmrc.ts";
 import { type PackageSpec, packumentPath } from "./package_spec.ts";
@@ -145,7 +146,7 @@ export async function fetchPackument(
       { hint: "Is the registry URL right? It must speak the npm registry protocol" },
     );
   }
-  writeAtomic(cachePath, JSON.stringify(doc));
+  writeFileAtomic(cachePath, JSON.stringify(doc));
   return { packument: doc, registry, fromCache: false };
 }
 

@@ -8,7 +8,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { errorMessage, PluginError } from "../../../kit/errors.ts";
-import { moduleFilePath, pluginCacheRoot, readJson, urlIndexPath, writeAtomic } from "./cache.ts";
+import { moduleFilePath, pluginCacheRoot, readJson, urlIndexPath } from "./cache.ts";
+import { writeFileAtomic } from "../../../kit/util/write_atomic.ts";
 import { importTarget } from "./entry.ts";
 import {
   type FetchedPlugin,
@@ -125,9 +126,9 @@ export async function fetchUrl(url: string, options: FetchOptions): Promise<Fetc
   const name = moduleFileName(url, res.headers.get("content-type"));
   const file = moduleFilePath(root, hex, name);
   if (!existsSync(file) || sha512Hex(new Uint8Array(readFileSync(file))) !== hex) {
-    writeAtomic(file, bytes); // a rename: a process reading the old file keeps its copy
+    writeFileAtomic(file, bytes); // a rename: a process reading the old file keeps its copy
   }
   const integrity = computeIntegrity(bytes);
-  writeAtomic(indexPath, JSON.stringify({ url, integrity, file: name } satisfies UrlIndex));
+  writeFileAtomic(indexPath, JSON.stringify({ url, integrity, file: name } satisfies UrlIndex));
   return done(file, integrity, false);
 }
