@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { tempPathBeside, writeFileAtomic } from "../kit/util/write_atomic.ts";
@@ -10,7 +10,6 @@ function withDir(fn: (dir: string) => void): void {
   try {
     fn(dir);
   } finally {
-    chmodSync(dir, 0o700);
     rmSync(dir, { recursive: true, force: true });
   }
 }
