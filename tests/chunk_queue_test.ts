@@ -32,6 +32,25 @@ describe("ChunkQueue", () => {
     assert.deepEqual(sizes, [MAX_JOINED_BYTES - 5, 20]);
   });
 
+  it("hands over every chunk at once only when the stream ended without an error", async () => {
+    const queue = new ChunkQueue();
+    queue.push(bytes("a"));
+    assert.equal(queue.takeAllIfEnded(), null); // more may come
+    queue.push(bytes("b"));
+    queue.close();
+    assert.deepEqual(queue.takeAllIfEnded()!.map(text), ["a", "b"]);
+    const rest: Uint8Array[] = [];
+    for await (const chunk of queue) rest.push(chunk); // taken: the iteration ends at once
+    assert.deepEqual(rest, []);
+    const broken = new ChunkQueue();
+    broken.push(bytes("c"));
+    broken.close(new Error("broke off"));
+    assert.equal(broken.takeAllIfEnded(), null); // the reader must see the error
+    await assert.rejects(async () => {
+      for await (const _ of broken) { /* "c", then the error */ }
+    }, /broke off/);
+  });
+
   it("pauses its producer past highBytes unread and resumes it once half is read", async () => {
     const calls: string[] = [];
     const queue = new ChunkQueue({

@@ -283,6 +283,31 @@ describe("createProviderClient()", () => {
     }
   });
 
+  it("cuts off a short reply past maxResponseBytes, whole in the read that brought its head", async () => {
+    const small = await rawServer((req, res) => {
+      req.resume();
+      const body = JSON.stringify({ choices: [], pad: "x".repeat(2000) });
+      res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+      res.end(body);
+    });
+    const capped = createProviderClient({ baseUrl: small.url, maxResponseBytes: 1000 });
+    const roomy = createProviderClient({ baseUrl: small.url, maxResponseBytes: 4000 });
+    try {
+      await assert.rejects(
+        capped.chatCompletions(chatBody),
+        (err: unknown) =>
+          err instanceof ProviderError && err.statusCode === 502 &&
+          err.message.includes("larger than 1000 bytes"),
+      );
+      const ok = await roomy.chatCompletions(chatBody);
+      assert.equal(ok.kind === "json" && (ok.json as { pad: string }).pad.length, 2000);
+    } finally {
+      capped.close();
+      roomy.close();
+      await small.close();
+    }
+  });
+
   it("has a default stall timeout of 600 s (client.stall_timeout)", async () => {
     const { loadEvalConfig } = await import("../lib/config/load_config.ts");
     const loaded = await loadEvalConfig(["echo", "-m", "m", "--display", "none"], {

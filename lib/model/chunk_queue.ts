@@ -87,6 +87,20 @@ export class ChunkQueue implements AsyncIterable<Uint8Array> {
     return chunk;
   }
 
+  /**
+   * Every chunk left, when the stream already ended without an error (a short reply whose
+   * last byte came in the read that brought its head); null while more may come. Takes
+   * them: the iteration then ends at once.
+   */
+  takeAllIfEnded(): Uint8Array[] | null {
+    if (!this.#done || this.#error !== null) return null;
+    const rest = this.#chunks.slice(this.#head);
+    this.#chunks.length = 0;
+    this.#head = 0;
+    this.#queued = 0;
+    return rest;
+  }
+
   async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
     for (;;) {
       if (this.#head < this.#chunks.length) {

@@ -88,6 +88,16 @@ export function joinUrl(baseUrl: string, path: string): string {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The failure of a reply longer than the client reads. */
+function tooLarge(url: string, maxBytes: number): ProviderError {
+  return new ProviderError(
+    `provider reply from ${url} is larger than ${maxBytes} bytes; the call was cut off`,
+    502,
+    { hint: "the endpoint does not look like an OpenAI-compatible API" },
+  );
+}
 
 function describeTransport(err: unknown): string {
   if (err instanceof Error) {
@@ -128,13 +138,7 @@ async function* readBody(
     for await (const bytes of res.body) {
       watch.touch();
       size += bytes.byteLength;
-      if (size > maxBytes) {
-        throw new ProviderError(
-          `provider reply from ${url} is larger than ${maxBytes} bytes; the call was cut off`,
-          502,
-          { hint: "the endpoint does not look like an OpenAI-compatible API" },
-        );
-      }
+      if (size > maxBytes) throw tooLarge(url, maxBytes);
       yield bytes;
     }
   } catch (err) {
@@ -320,16 +324,8 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
           resolve({ kind: "stream", status, headers: res.headers, body, cancel });
           return;
         }
-        (async () => {
-          const parts: Uint8Array[] = [];
-          for await (
-            const chunk of readBody(res, url, key, signal, watch, maxResponseBytes, drop)
-          ) {
-            parts.push(chunk);
-          }
-          const text = new TextDecoder().decode(
-            parts.length === 1 ? parts[0]! : concatBytes(parts),
-          );
+        const settle = (parts: Uint8Array[]) => {
+          const text = decoder.decode(parts.length === 1 ? parts[0]! : concatBytes(parts));
           let json: unknown = null;
           try {
             json = text.trim() === "" ? null : JSON.parse(text);
@@ -346,6 +342,29 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
           settled = true;
           signal?.removeEventListener("abort", onAbort);
           resolve({ kind: "json", status, headers: res.headers, text, json });
+        };
+        // a short reply is usually whole by now (its head and body came in one read)
+        const whole = res.takeBodyIfComplete();
+        if (whole !== null) {
+          watch.done();
+          try {
+            let size = 0;
+            for (const part of whole) size += part.byteLength;
+            if (size > maxResponseBytes) throw tooLarge(url, maxResponseBytes);
+            settle(whole);
+          } catch (err) {
+            fail(err);
+          }
+          return;
+        }
+        (async () => {
+          const parts: Uint8Array[] = [];
+          for await (
+            const chunk of readBody(res, url, key, signal, watch, maxResponseBytes, drop)
+          ) {
+            parts.push(chunk);
+          }
+          settle(parts);
         })().catch(fail);
       };
       signal?.addEventListener("abort", onAbort, { once: true });

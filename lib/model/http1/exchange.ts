@@ -53,6 +53,11 @@ export interface Http1Response {
   body: AsyncIterable<Uint8Array>;
   /** True once the whole body arrived. */
   readonly complete: boolean;
+  /**
+   * The whole body, when it has all arrived already (taken: `body` then ends at once);
+   * null while more may come. Spares a short reply the async iteration.
+   */
+  takeBodyIfComplete(): Uint8Array[] | null;
 }
 
 /** One request on its way; `response` settles once the head arrives or the request fails. */
@@ -122,6 +127,7 @@ class Exchange implements Http1Exchange, ConnectionUser {
       get complete() {
         return parser.done;
       },
+      takeBodyIfComplete: () => body.takeAllIfEnded(),
     });
   }
 
