@@ -135,7 +135,7 @@ export type { SseEvent } from "./wire/sse.ts";
 export { closeServer, fromNode, listenLoopback, readNodeBody, sendJson } from "./wire/http.ts";
 export type { WireHandler, WireReply, WireRequest } from "./wire/http.ts";
 /** `fetch` that reaches the run's own servers in-process (a host-side harness uses it). */
-export { serveInProcess, wireFetch } from "./wire/in_process.ts";
+export { serveInProcess, wireFetch, wireFetchText, type WireTextReply } from "./wire/in_process.ts";
 export type { WireFetchInit } from "./wire/in_process.ts";
 export { bashSystemPrompt, createBashTool, createEditTool } from "./harness/tools.ts";
 export type { HostTool } from "./harness/tools.ts";

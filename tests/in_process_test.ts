@@ -11,7 +11,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { WireHandler } from "../kit/wire/http.ts";
 import { sendJson } from "../kit/wire/http.ts";
-import { serveInProcess, wireFetch } from "../kit/wire/in_process.ts";
+import { serveInProcess, wireFetch, wireFetchText } from "../kit/wire/in_process.ts";
 import { SseSplitter } from "../kit/wire/sse.ts";
 import { runChatLoop } from "../kit/harness/chat_loop.ts";
 import {
@@ -99,6 +99,79 @@ describe("wireFetch", () => {
     await assert.rejects(wireFetch(`${ORIGIN}/json`)); // nothing listens on port 1
     assert.equal(calls.length, before);
     undo = serveInProcess(ORIGIN, (_req, reply) => Promise.resolve(sendJson(reply, 200, {})));
+  });
+});
+
+describe("wireFetchText", () => {
+  const TEXT_ORIGIN = "http://127.0.0.1:2";
+  let undo: () => void;
+  before(() => {
+    const handler: WireHandler = async (req, reply) => {
+      const body = new TextDecoder().decode((await req.body(1024)) ?? new Uint8Array());
+      if (req.path === "/json") {
+        return sendJson(reply, 429, { got: body }, { "Retry-After": "2" });
+      }
+      if (req.path === "/parts") {
+        reply.head(200, { "content-type": "text/plain" });
+        reply.write("a");
+        await new Promise((r) => setTimeout(r, 5));
+        reply.write(new TextEncoder().encode("é"));
+        return reply.end("z");
+      }
+      if (req.path === "/cut") {
+        reply.write("a");
+        return reply.destroy();
+      }
+      if (req.path === "/slow") return await new Promise(() => {});
+      throw new Error("handler failed");
+    };
+    undo = serveInProcess(TEXT_ORIGIN, handler);
+  });
+  after(() => undo());
+
+  it("answers what wireFetch answers, read whole: status, lower-case headers, text", async () => {
+    for (const path of ["/json", "/parts"]) {
+      const res = await wireFetch(`${TEXT_ORIGIN}${path}`, { method: "POST", body: "hi" });
+      const whole = await wireFetchText(`${TEXT_ORIGIN}${path}`, { method: "POST", body: "hi" });
+      const headers: Record<string, string> = {};
+      res.headers.forEach((v, k) => (headers[k] = v));
+      assert.deepEqual(whole, { status: res.status, headers, text: await res.text() });
+    }
+    const json = await wireFetchText(`${TEXT_ORIGIN}/json`, { method: "POST", body: "hi" });
+    assert.deepEqual([json.status, json.headers["retry-after"], json.text], [
+      429,
+      "2",
+      '{"got":"hi"}',
+    ]);
+    assert.equal((await wireFetchText(`${TEXT_ORIGIN}/parts`)).text, "aéz");
+  });
+
+  it("fails like fetch when the reply is cut off, the handler throws or the signal aborts", async () => {
+    await assert.rejects(wireFetchText(`${TEXT_ORIGIN}/cut`), /terminated/);
+    await assert.rejects(wireFetchText(`${TEXT_ORIGIN}/boom`), /handler failed/);
+    const ctl = new AbortController();
+    const pending = wireFetchText(`${TEXT_ORIGIN}/slow`, { signal: ctl.signal });
+    ctl.abort(new DOMException("stop", "AbortError"));
+    await assert.rejects(pending, { name: "AbortError" });
+  });
+
+  it("goes over the network for an origin nobody serves in-process", async () => {
+    const server = http.createServer((_req, res) => {
+      res.setHeader("X-From", "socket");
+      res.end("from the socket");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`;
+    try {
+      const res = await wireFetchText(url);
+      assert.deepEqual([res.status, res.headers["x-from"], res.text], [
+        200,
+        "socket",
+        "from the socket",
+      ]);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
 

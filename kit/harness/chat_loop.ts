@@ -8,7 +8,7 @@
  * `x-stainless-retry-count` and the identical body, so the interception server replays
  * instead of sampling again), and it "exits" with code 1 when a call is finally refused.
  *
- * Requests go through `wireFetch` (kit/wire/in_process.ts): to the run's own interception
+ * Requests go through `wireFetchText` (kit/wire/in_process.ts): to the run's own interception
  * server they are delivered in-process, with no socket; to any other endpoint, by `fetch`.
  *
  * @module
@@ -17,7 +17,7 @@ import type { ProgramResult } from "../runtime/runtime.ts";
 import type { Message } from "../trace/types.ts";
 import type { ChatToolSpec, HostTool } from "./tools.ts";
 import { sleep } from "../util/sleep.ts";
-import { wireFetch } from "../wire/in_process.ts";
+import { wireFetchText } from "../wire/in_process.ts";
 import {
   CHAT_COMPLETIONS_PATH,
   type ChatMessage,
@@ -99,7 +99,7 @@ async function postChat(url: string, body: string, options: ChatLoopOptions): Pr
     let detail: string;
     let retryAfterMs: number | null = null;
     try {
-      const res = await wireFetch(url, {
+      const res = await wireFetchText(url, {
         method: "POST",
         headers: {
           "content-type": "application/json",
@@ -109,11 +109,10 @@ async function postChat(url: string, body: string, options: ChatLoopOptions): Pr
         body,
         signal: options.signal,
       });
-      const text = await res.text();
-      if (res.ok) return parseCompletion(text);
+      if (res.status >= 200 && res.status < 300) return parseCompletion(res.text);
       status = res.status;
-      detail = errorMessageOf(text, MAX_ERROR_CHARS);
-      retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+      detail = errorMessageOf(res.text, MAX_ERROR_CHARS);
+      retryAfterMs = parseRetryAfter(res.headers["retry-after"] ?? null);
     } catch (err) {
       options.signal.throwIfAborted();
       detail = `connection error: ${err instanceof Error ? err.message : String(err)}`;

@@ -8,9 +8,11 @@
  * @module
  */
 import type { WireHandler, WireReply, WireRequest } from "./http.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 const handlers = new Map<string, WireHandler>();
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** Serves `origin` (`http://127.0.0.1:<port>`) in-process with `handler`; returns the undo. */
 export function serveInProcess(origin: string, handler: WireHandler): () => void {
@@ -48,13 +50,56 @@ export function wireFetch(url: string, init: WireFetchInit = {}): Promise<Respon
   const parsed = urlParts(url);
   const handler = handlers.get(parsed.origin);
   if (handler === undefined) return fetch(url, init as RequestInit);
+  return deliver(
+    handler,
+    parsed.pathname,
+    init,
+    (resolve, reject) => new ResponseReply(resolve, reject, init.signal),
+  );
+}
+
+/** A reply read whole: its status, header fields (lower-case names) and body text. */
+export interface WireTextReply {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/**
+ * {@link wireFetch} and the reply's text, without a `Response` (nor its body stream) when a
+ * handler in this process answers: what a caller that reads every reply whole needs.
+ */
+export async function wireFetchText(url: string, init: WireFetchInit = {}): Promise<WireTextReply> {
+  const parsed = urlParts(url);
+  const handler = handlers.get(parsed.origin);
+  if (handler === undefined) {
+    const res = await fetch(url, init as RequestInit);
+    const headers: Record<string, string> = {};
+    res.headers.forEach((value, name) => (headers[name] = value));
+    return { status: res.status, headers, text: await res.text() };
+  }
+  return await deliver(
+    handler,
+    parsed.pathname,
+    init,
+    (resolve, reject) => new TextReply(resolve, reject, init.signal),
+  );
+}
+
+/** Hands `init` as a {@link WireRequest} to `handler`; `replyFor` makes what it answers into. */
+function deliver<T>(
+  handler: WireHandler,
+  path: string,
+  init: WireFetchInit,
+  replyFor: (resolve: (value: T) => void, reject: (err: unknown) => void) => SettledReply,
+): Promise<T> {
   init.signal?.throwIfAborted();
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(init.headers ?? {})) headers[k.toLowerCase()] = v;
   const body = typeof init.body === "string" ? encoder.encode(init.body) : init.body;
   const request: WireRequest = {
     method: (init.method ?? "GET").toUpperCase(),
-    path: parsed.pathname,
+    path,
     headers,
     body: (maxBytes) =>
       Promise.resolve(
@@ -62,8 +107,8 @@ export function wireFetch(url: string, init: WireFetchInit = {}): Promise<Respon
       ),
     discard: () => {},
   };
-  return new Promise<Response>((resolve, reject) => {
-    const reply = new ResponseReply(resolve, reject, init.signal);
+  return new Promise<T>((resolve, reject) => {
+    const reply = replyFor(resolve, reject);
     handler(request, reply).then(
       () => reply.settle(),
       (err) => reply.fail(err),
@@ -71,11 +116,90 @@ export function wireFetch(url: string, init: WireFetchInit = {}): Promise<Respon
   });
 }
 
+/** A {@link WireReply} the in-process transport ends when its handler returns or fails. */
+interface SettledReply extends WireReply {
+  /** The handler returned: a reply it never ended is ended now. */
+  settle(): void;
+  /** The handler failed: a fetch-like network error (or a broken body once it started). */
+  fail(err: unknown): void;
+}
+
+/** A {@link WireReply} gathered into one text (see {@link wireFetchText}). */
+class TextReply implements SettledReply {
+  #status = 0;
+  #headers: Record<string, string> = {};
+  #parts: (string | Uint8Array)[] = [];
+  #ended = false;
+  readonly #resolve: (r: WireTextReply) => void;
+  readonly #reject: (e: unknown) => void;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = () =>
+    this.fail(this.#signal?.reason ?? new DOMException("aborted", "AbortError"));
+
+  constructor(
+    resolve: (r: WireTextReply) => void,
+    reject: (e: unknown) => void,
+    signal?: AbortSignal,
+  ) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#signal = signal;
+    signal?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  get headersSent(): boolean {
+    return this.#status !== 0;
+  }
+
+  get finished(): boolean {
+    return this.#ended;
+  }
+
+  head(status: number, headers: Record<string, string>): void {
+    if (this.#status !== 0) return;
+    this.#status = status;
+    this.#headers = headers;
+  }
+
+  write(chunk: string | Uint8Array): void {
+    if (!this.#ended) this.#parts.push(chunk);
+  }
+
+  end(chunk?: string | Uint8Array): void {
+    if (this.#ended) return;
+    if (chunk !== undefined) this.#parts.push(chunk);
+    this.#ended = true;
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    const parts = this.#parts;
+    const text = parts.length === 1 && typeof parts[0] === "string" ? parts[0] : decoder.decode(
+      concatBytes(parts.map((p) => typeof p === "string" ? encoder.encode(p) : p)),
+    );
+    const headers: Record<string, string> = {};
+    for (const k of Object.keys(this.#headers)) headers[k.toLowerCase()] = this.#headers[k]!;
+    this.#resolve({ status: this.#status || 200, headers, text });
+  }
+
+  destroy(): void {
+    this.fail(new TypeError("terminated: the server cut the response off"));
+  }
+
+  settle(): void {
+    if (!this.#ended) this.end();
+  }
+
+  fail(err: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    this.#reject(err);
+  }
+}
+
 /**
  * A {@link WireReply} that becomes a `Response`: a reply ended without a prior write is
  * one body; the first write before the end turns it into a stream.
  */
-class ResponseReply implements WireReply {
+class ResponseReply implements SettledReply {
   #status = 0;
   #headers: Record<string, string> = {};
   #controller: ReadableStreamDefaultController<Uint8Array> | null = null;

@@ -13,6 +13,7 @@ import { joinUrl } from "./provider_client.ts";
 import type { ProviderClient, ProviderRequest, ProviderResponse } from "./provider_types.ts";
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** A reply collected into a {@link ProviderResponse}: a stream once it is `text/event-stream`. */
 class CollectingReply implements WireReply {
@@ -70,7 +71,7 @@ class CollectingReply implements WireReply {
     if (chunk !== undefined) this.write(chunk);
     this.#ended = true;
     if (this.#stream) return this.#stream.close();
-    const text = new TextDecoder().decode(concatBytes(this.#parts));
+    const text = decoder.decode(concatBytes(this.#parts));
     let json: unknown = null;
     try {
       json = text.trim() === "" ? null : JSON.parse(text);

@@ -28,6 +28,8 @@ import { inProcessClient } from "./in_process_client.ts";
 import { openAIChat } from "./openai_chat.ts";
 import type { ProviderClient } from "./provider_types.ts";
 
+const decoder = new TextDecoder();
+
 /** A running oracle server. */
 export interface OracleServer {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:41234/v1`. */
@@ -75,7 +77,7 @@ function createOracle(): Oracle {
     if (raw === null) return sendError(reply, 413, "request body too large", "too_large");
     let body: Record<string, unknown>;
     try {
-      body = JSON.parse(new TextDecoder().decode(raw));
+      body = JSON.parse(decoder.decode(raw));
     } catch {
       return sendError(reply, 400, "request body is not valid JSON", "invalid_json");
     }

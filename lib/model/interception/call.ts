@@ -39,6 +39,7 @@ export interface ServerContext {
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const decoder = new TextDecoder();
 const MAX_REPLAYS = 32;
 /** Request bodies up to this many characters are their own replay key; longer ones are hashed. */
 const MAX_PLAIN_REPLAY_KEY = 4096;
@@ -68,7 +69,7 @@ export async function handleCall(
   const raw = await req.body(MAX_BODY_BYTES);
   if (raw === null) return fail(413, "request body too large");
   let json: unknown;
-  const text = new TextDecoder().decode(raw);
+  const text = decoder.decode(raw);
   try {
     json = JSON.parse(text);
   } catch {
