@@ -143,7 +143,9 @@ function parseCompletion(text: string): PostResult {
     return { ok: false, error: `malformed response: no choices[0].message: ${text.slice(0, 200)}` };
   }
   const out: ChatMessage = { role: "assistant", content: null };
-  for (const [key, value] of Object.entries(message)) {
+  const fields = message as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    const value = fields[key];
     if (key === "role" || value === null || value === undefined) continue;
     if (RESPONSE_ONLY_FIELDS.has(key)) continue;
     if (key === "tool_calls" && Array.isArray(value) && value.length === 0) continue;

@@ -136,7 +136,10 @@ function dumpModel(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dumpModel);
   if (isObject(v)) {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(dropNone(v))) out[k] = dumpModel(x);
+    for (const k of Object.keys(v)) {
+      const x = v[k];
+      if (x !== null && x !== undefined) out[k] = dumpModel(x);
+    }
     return out;
   }
   return v;

@@ -95,7 +95,10 @@ function deliver<T>(
 ): Promise<T> {
   init.signal?.throwIfAborted();
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(init.headers ?? {})) headers[k.toLowerCase()] = v;
+  const given = init.headers;
+  if (given !== undefined) {
+    for (const k of Object.keys(given)) headers[k.toLowerCase()] = given[k]!;
+  }
   const body = typeof init.body === "string" ? encoder.encode(init.body) : init.body;
   const request: WireRequest = {
     method: (init.method ?? "GET").toUpperCase(),

@@ -61,7 +61,8 @@ export function applyChatOverrides(
   sampling: Record<string, unknown>,
 ): ChatRequestBody {
   const out: ChatRequestBody = { ...body, model };
-  for (const [key, value] of Object.entries(sampling)) {
+  for (const key of Object.keys(sampling)) {
+    const value = sampling[key];
     if (value !== null && value !== undefined) out[key] = value;
   }
   return out;
@@ -75,10 +76,13 @@ export function recordedSampling(
   sentBody: Record<string, unknown>,
   runSampling: Record<string, unknown>,
 ): Record<string, unknown> {
-  const keys = new Set([...CHAT_SAMPLING_KEYS, ...Object.keys(runSampling)]);
+  // the whitelist in its order, then the run's own keys: no set or joined list per call
   const out: Record<string, unknown> = {};
-  for (const key of keys) {
+  for (const key of CHAT_SAMPLING_KEYS) {
     if (key in sentBody && sentBody[key] !== undefined) out[key] = sentBody[key];
+  }
+  for (const key of Object.keys(runSampling)) {
+    if (!(key in out) && key in sentBody && sentBody[key] !== undefined) out[key] = sentBody[key];
   }
   return out;
 }

@@ -235,8 +235,10 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
       accept: "application/json",
       "accept-encoding": "identity",
     };
-    for (const source of [request.headers ?? {}, options.headers ?? {}]) {
-      for (const [k, v] of Object.entries(source)) headers[k.toLowerCase()] = v;
+    for (const source of [request.headers, options.headers]) {
+      if (source !== undefined) {
+        for (const k of Object.keys(source)) headers[k.toLowerCase()] = source[k]!;
+      }
     }
     headers["authorization"] = `Bearer ${key}`;
     let bytes: Uint8Array;

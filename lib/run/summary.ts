@@ -170,13 +170,19 @@ export class SummaryAccumulator {
     if (t.ok) this.#clean.add(reward);
     this.#all.add(t.ok ? reward : 0);
     this.#turns.add(numTurns(t));
-    for (const [k, v] of Object.entries(t.rewards ?? {})) {
-      if (!this.#rewards.has(k)) this.#rewards.set(k, new Mean());
-      if (v && t.ok) this.#rewards.get(k)!.add(v.score);
+    const rewards = t.rewards ?? {};
+    for (const k of Object.keys(rewards)) {
+      let mean = this.#rewards.get(k);
+      if (mean === undefined) this.#rewards.set(k, mean = new Mean());
+      const v = rewards[k];
+      if (v && t.ok) mean.add(v.score);
     }
-    for (const [k, v] of Object.entries(t.metrics ?? {})) {
-      if (!this.#metrics.has(k)) this.#metrics.set(k, new Mean());
-      if (typeof v === "number" && t.ok) this.#metrics.get(k)!.add(v);
+    const metrics = t.metrics ?? {};
+    for (const k of Object.keys(metrics)) {
+      let mean = this.#metrics.get(k);
+      if (mean === undefined) this.#metrics.set(k, mean = new Mean());
+      const v = metrics[k];
+      if (typeof v === "number" && t.ok) mean.add(v);
     }
     for (const c of t.calls ?? []) {
       const u = c.usage;

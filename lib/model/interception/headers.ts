@@ -43,7 +43,7 @@ const DROP_RESPONSE_HEADERS = new Set([
 /** The provider's response headers that go back to the program. */
 export function relayHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (!DROP_RESPONSE_HEADERS.has(k)) out[k] = v;
+  for (const k of Object.keys(headers)) if (!DROP_RESPONSE_HEADERS.has(k)) out[k] = headers[k]!;
   return out;
 }
 
@@ -53,8 +53,8 @@ export function forwardHeaders(
   traceId: string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, v] of Object.entries(headers)) {
-    if (!DROP_REQUEST_HEADERS.has(key)) out[key] = v;
+  for (const key of Object.keys(headers)) {
+    if (!DROP_REQUEST_HEADERS.has(key)) out[key] = headers[key]!;
   }
   out["x-session-id"] = traceId;
   return out;
