@@ -6,7 +6,9 @@
  * each, next to a one-line script built the same way or run by the same `deno run` (what
  * the runtime itself costs), with load averages.
  *
- * `deno run -A bench/startup.ts [--runs 11]`
+ * `--before <checkout>` adds another checkout's binary and `deno run` to the figures.
+ *
+ * `deno run -A bench/startup.ts [--runs 11] [--before <checkout>]`
  *
  * @module
  */
@@ -16,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { buildBunBinary, denoTaskArgv, loadAverages, median, ROOT, RUNTIMES } from "./common.ts";
-import { flag } from "./throughput.ts";
+import { flag, textFlag } from "./throughput.ts";
 
 /** Wall and CPU (user + system, from GNU time) milliseconds of one run. */
 interface Timing {
@@ -46,21 +48,30 @@ function medianRun(argv: () => string[], cwd: string, runs: number): Timing {
   return { wallMs: median(all.map((t) => t.wallMs)), cpuMs: median(all.map((t) => t.cpuMs)) };
 }
 
-/** The medians of one way of starting `vf`, and of a one-line script started that way. */
-interface StartupFigures {
+/** The medians of `vf --version` and `vf eval ... --dry-run` started one way. */
+interface VfStartup {
   version: Timing;
   dryRun: Timing;
-  empty: Timing;
 }
 
-/** Builds the binaries and returns the medians of each command, binary and `deno run`. */
-export function startup(
-  runs: number,
-): { binary: StartupFigures; denoRun: StartupFigures; load: string } {
+/** What {@link startup} measured: this checkout, the `--before` one, the one-line scripts. */
+export interface StartupFigures {
+  binary: VfStartup;
+  denoRun: VfStartup;
+  before: { binary: VfStartup; denoRun: VfStartup } | null;
+  /** A one-line binary, and a one-line script under the same `deno run`. */
+  empty: { binary: Timing; denoRun: Timing };
+  load: string;
+}
+
+/**
+ * Builds the binaries and returns the medians of each command, as the binary and under
+ * `deno run`, for this checkout and for `before` (another checkout) when given.
+ */
+export function startup(runs: number, before?: string): StartupFigures {
   const dir = mkdtempSync(join(tmpdir(), "vf-bench-bin-"));
   try {
-    const bin = buildBunBinary(dir);
-    // the runtime's own start: a binary of one line
+    // the runtime's own start: a binary of one line, and the same line under deno run
     const hello = join(dir, "hello.ts");
     writeFileSync(hello, 'console.log("vf");\n');
     const empty = join(dir, "empty");
@@ -69,10 +80,8 @@ export function startup(
     });
     if (build.status !== 0) throw new Error("bun build --compile of a one-line script failed");
     copyFileSync(join(ROOT, "examples", "quickstart.toml"), join(dir, "quickstart.toml"));
-    const load = loadAverages();
     let i = 0;
     const dry = () => [
-      bin,
       "eval",
       "@",
       "quickstart.toml",
@@ -82,19 +91,30 @@ export function startup(
       "-o",
       `runs${i++}`,
     ];
-    const deno = denoTaskArgv("vf");
-    const denoRun = deno.slice(0, -1); // `deno run <flags>` without cli.ts
-    const binary = {
-      empty: medianRun(() => [empty], dir, runs),
-      version: medianRun(() => [bin, "--version"], dir, runs),
-      dryRun: medianRun(() => [bin, ...dry().slice(1)], dir, runs),
+    const measure = (root: string, label: string): { binary: VfStartup; denoRun: VfStartup } => {
+      const bin = buildBunBinary(mkdtempSync(join(dir, `${label}-`)), root);
+      const deno = denoTaskArgv("vf", root);
+      return {
+        binary: {
+          version: medianRun(() => [bin, "--version"], dir, runs),
+          dryRun: medianRun(() => [bin, ...dry()], dir, runs),
+        },
+        denoRun: {
+          version: medianRun(() => [...deno, "--version"], dir, runs),
+          dryRun: medianRun(() => [...deno, ...dry()], dir, runs),
+        },
+      };
     };
+    const load = loadAverages();
+    const now = measure(ROOT, "now");
+    const then = before === undefined ? null : measure(before, "before");
+    const denoRun = denoTaskArgv("vf").slice(0, -1); // `deno run <flags>` without cli.ts
     return {
-      binary,
-      denoRun: {
-        empty: medianRun(() => [...denoRun, hello], dir, runs),
-        version: medianRun(() => [...deno, "--version"], dir, runs),
-        dryRun: medianRun(() => [...deno, ...dry().slice(1)], dir, runs),
+      ...now,
+      before: then,
+      empty: {
+        binary: medianRun(() => [empty], dir, runs),
+        denoRun: medianRun(() => [...denoRun, hello], dir, runs),
       },
       load: `${load} at start, ${loadAverages()} at end`,
     };
@@ -104,19 +124,26 @@ export function startup(
 }
 
 /** Prints the figures of {@link startup}. */
-export function printStartup(runs: number): void {
-  const r = startup(runs);
+export function printStartup(runs: number, before?: string): void {
+  const r = startup(runs, before);
   const ms = (t: Timing) => `${t.wallMs.toFixed(0)} ms (CPU ${t.cpuMs.toFixed(0)} ms)`;
-  console.log(
-    `startup     Bun binary as this checkout builds it, median of ${runs}: ` +
-      `--version ${ms(r.binary.version)} (target < 30 ms), eval --dry-run ` +
-      `${ms(r.binary.dryRun)} (target < 100 ms); a one-line binary: ${ms(r.binary.empty)}\n` +
-      `            vf under deno run: --version ${ms(r.denoRun.version)}, eval --dry-run ` +
-      `${ms(r.denoRun.dryRun)}; a one-line script: ${ms(r.denoRun.empty)} (${r.load})`,
-  );
+  const line = (label: string, f: VfStartup, empty: Timing, targets: boolean) =>
+    `  ${label.padEnd(24)} --version ${ms(f.version)}${targets ? " (target < 30 ms)" : ""}, ` +
+    `eval --dry-run ${ms(f.dryRun)}${targets ? " (target < 100 ms)" : ""}; ` +
+    `one line: ${ms(empty)}`;
+  const lines = [
+    `startup     median of ${runs} (${r.load})`,
+    line("Bun binary", r.binary, r.empty.binary, true),
+    line("vf under deno run", r.denoRun, r.empty.denoRun, false),
+  ];
+  if (r.before) {
+    lines.push(line("Bun binary, before", r.before.binary, r.empty.binary, false));
+    lines.push(line("vf under deno run, before", r.before.denoRun, r.empty.denoRun, false));
+  }
+  console.log(lines.join("\n"));
 }
 
 if (import.meta.main) {
-  printStartup(flag("runs", 11));
+  printStartup(flag("runs", 11), textFlag("before"));
   process.exit(0);
 }

@@ -68,9 +68,10 @@ describe("ResponseParser", () => {
   it("reads a chunked body with chunk extensions and trailer fields", () => {
     const r = parseAllSplits(
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
-        "5;name=x\r\nhello\r\n1A\r\n, a chunk of twenty-six.\r\n\r\n0\r\nx-trailer: 1\r\n\r\n",
+        "5;name=x\r\nhello\r\n1A\r\n, a chunk of twenty-six.\r\n\r\n 3 \t;a=b\r\nabc\r\n" +
+        "0\r\nx-trailer: 1\r\n\r\n",
     );
-    assert.equal(r.body, "hello, a chunk of twenty-six.\r\n");
+    assert.equal(r.body, "hello, a chunk of twenty-six.\r\nabc");
     assert.deepEqual([r.ends, r.done, r.heads[0]!.keepAlive], [1, true, true]);
   });
 
@@ -109,6 +110,10 @@ describe("ResponseParser", () => {
       "HTTP/1.1 200 OK\r\ncontent-length: 3, 4\r\n\r\n",
       "HTTP/1.1 200 OK\r\ncontent-length: -3\r\n\r\n",
       "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+      "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n\r\n",
+      "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1 2\r\n",
+      "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0x5\r\n",
+      "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1000000000000\r\n",
       "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nabX\r\n",
       "HTTP/1.1 101 Switching Protocols\r\n\r\n",
       "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nab",

@@ -137,13 +137,13 @@ export class ResponseParser {
             this.#keep(buf, at, "chunk size line");
             return;
           }
-          const line = buf.toString("latin1", at, eol);
-          at = eol + 2;
-          const digits = line.split(";", 1)[0]!.trim();
-          if (!/^[0-9A-Fa-f]{1,12}$/.test(digits)) {
-            throw new Http1ParseError(`bad chunk size ${JSON.stringify(line.slice(0, 40))}`);
+          const size = chunkSize(buf, at, eol);
+          if (size < 0) {
+            const line = buf.toString("latin1", at, Math.min(eol, at + 40));
+            throw new Http1ParseError(`bad chunk size ${JSON.stringify(line)}`);
           }
-          this.#remaining = parseInt(digits, 16);
+          at = eol + 2;
+          this.#remaining = size;
           this.#state = this.#remaining === 0 ? "trailers" : "chunk-data";
           break;
         }
@@ -247,4 +247,35 @@ export class ResponseParser {
     this.#sink.head({ status: code, headers, keepAlive });
     if (framing === "done") this.#finish();
   }
+}
+
+/** True for the bytes of space and horizontal tab. */
+const isBlank = (byte: number | undefined) => byte === 32 || byte === 9;
+
+/**
+ * The size a chunk-size line (`buf` from `at` to its CRLF at `eol`) gives: 1 to 12 hex
+ * digits, blanks around them allowed, then nothing or `;` and extensions (ignored); -1 when
+ * the line is anything else. Read from the bytes: a streamed answer has a line per event.
+ */
+function chunkSize(buf: Uint8Array, at: number, eol: number): number {
+  let i = at;
+  while (i < eol && isBlank(buf[i])) i++;
+  let size = 0;
+  const first = i;
+  for (; i < eol; i++) {
+    const c = buf[i]!;
+    const digit = c >= 48 && c <= 57
+      ? c - 48
+      : c >= 97 && c <= 102
+      ? c - 87
+      : c >= 65 && c <= 70
+      ? c - 55
+      : -1;
+    if (digit < 0) break;
+    size = size * 16 + digit;
+  }
+  const digits = i - first;
+  if (digits === 0 || digits > 12) return -1;
+  while (i < eol && isBlank(buf[i])) i++;
+  return i === eol || buf[i] === 59 ? size : -1;
 }
