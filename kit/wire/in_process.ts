@@ -127,74 +127,91 @@ interface SettledReply extends WireReply {
   fail(err: unknown): void;
 }
 
-/** A {@link WireReply} gathered into one text (see {@link wireFetchText}). */
-class TextReply implements SettledReply {
-  #status = 0;
-  #headers: Record<string, string> = {};
-  #parts: (string | Uint8Array)[] = [];
-  #ended = false;
-  readonly #resolve: (r: WireTextReply) => void;
-  readonly #reject: (e: unknown) => void;
+/**
+ * What the in-process replies share: the status and headers, the end, the caller's abort
+ * signal (listened to until the reply ends); `T` is what the caller's promise resolves to.
+ */
+abstract class InProcessReply<T> implements SettledReply {
+  protected status = 0;
+  protected headers: Record<string, string> = {};
+  protected ended = false;
+  protected readonly resolve: (value: T) => void;
+  protected readonly reject: (err: unknown) => void;
   readonly #signal: AbortSignal | undefined;
   readonly #onAbort = () =>
-    this.fail(this.#signal?.reason ?? new DOMException("aborted", "AbortError"));
+    this.aborted(this.#signal?.reason ?? new DOMException("aborted", "AbortError"));
 
-  constructor(
-    resolve: (r: WireTextReply) => void,
-    reject: (e: unknown) => void,
-    signal?: AbortSignal,
-  ) {
-    this.#resolve = resolve;
-    this.#reject = reject;
+  constructor(resolve: (value: T) => void, reject: (err: unknown) => void, signal?: AbortSignal) {
+    this.resolve = resolve;
+    this.reject = reject;
     this.#signal = signal;
     signal?.addEventListener("abort", this.#onAbort, { once: true });
   }
 
   get headersSent(): boolean {
-    return this.#status !== 0;
+    return this.status !== 0;
   }
 
   get finished(): boolean {
-    return this.#ended;
+    return this.ended;
   }
 
   head(status: number, headers: Record<string, string>): void {
-    if (this.#status !== 0) return;
-    this.#status = status;
-    this.#headers = headers;
+    if (this.status !== 0) return;
+    this.status = status;
+    this.headers = headers;
   }
 
-  write(chunk: string | Uint8Array): void {
-    if (!this.#ended) this.#parts.push(chunk);
-  }
-
-  end(chunk?: string | Uint8Array): void {
-    if (this.#ended) return;
-    if (chunk !== undefined) this.#parts.push(chunk);
-    this.#ended = true;
-    this.#signal?.removeEventListener("abort", this.#onAbort);
-    const parts = this.#parts;
-    const text = parts.length === 1 && typeof parts[0] === "string" ? parts[0] : decoder.decode(
-      concatBytes(parts.map((p) => typeof p === "string" ? encoder.encode(p) : p)),
-    );
-    const headers: Record<string, string> = {};
-    for (const k of Object.keys(this.#headers)) headers[k.toLowerCase()] = this.#headers[k]!;
-    this.#resolve({ status: this.#status || 200, headers, text });
-  }
+  abstract write(chunk: string | Uint8Array): void;
+  abstract end(chunk?: string | Uint8Array): void;
+  abstract fail(err: unknown): void;
 
   destroy(): void {
     this.fail(new TypeError("terminated: the server cut the response off"));
   }
 
   settle(): void {
-    if (!this.#ended) this.end();
+    if (!this.ended) this.end();
+  }
+
+  /** The caller's signal aborted with `reason`. */
+  protected aborted(reason: unknown): void {
+    this.fail(reason);
+  }
+
+  /** Stops listening to the caller's signal (the reply ended). */
+  protected release(): void {
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+  }
+}
+
+/** A {@link WireReply} gathered into one text (see {@link wireFetchText}). */
+class TextReply extends InProcessReply<WireTextReply> {
+  #parts: (string | Uint8Array)[] = [];
+
+  write(chunk: string | Uint8Array): void {
+    if (!this.ended) this.#parts.push(chunk);
+  }
+
+  end(chunk?: string | Uint8Array): void {
+    if (this.ended) return;
+    if (chunk !== undefined) this.#parts.push(chunk);
+    this.ended = true;
+    this.release();
+    const parts = this.#parts;
+    const text = parts.length === 1 && typeof parts[0] === "string" ? parts[0] : decoder.decode(
+      concatBytes(parts.map((p) => typeof p === "string" ? encoder.encode(p) : p)),
+    );
+    const headers: Record<string, string> = {};
+    for (const k of Object.keys(this.headers)) headers[k.toLowerCase()] = this.headers[k]!;
+    this.resolve({ status: this.status || 200, headers, text });
   }
 
   fail(err: unknown): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#signal?.removeEventListener("abort", this.#onAbort);
-    this.#reject(err);
+    if (this.ended) return;
+    this.ended = true;
+    this.release();
+    this.reject(err);
   }
 }
 
@@ -202,100 +219,57 @@ class TextReply implements SettledReply {
  * A {@link WireReply} that becomes a `Response`: a reply ended without a prior write is
  * one body; the first write before the end turns it into a stream.
  */
-class ResponseReply implements SettledReply {
-  #status = 0;
-  #headers: Record<string, string> = {};
+class ResponseReply extends InProcessReply<Response> {
   #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   #resolved = false;
-  #ended = false;
-  readonly #resolve: (r: Response) => void;
-  readonly #reject: (e: unknown) => void;
-  readonly #signal: AbortSignal | undefined;
-  readonly #onAbort = () => this.#abort();
-
-  constructor(resolve: (r: Response) => void, reject: (e: unknown) => void, signal?: AbortSignal) {
-    this.#resolve = resolve;
-    this.#reject = reject;
-    this.#signal = signal;
-    signal?.addEventListener("abort", this.#onAbort, { once: true });
-  }
-
-  get headersSent(): boolean {
-    return this.#status !== 0;
-  }
-
-  get finished(): boolean {
-    return this.#ended;
-  }
-
-  head(status: number, headers: Record<string, string>): void {
-    if (this.#status !== 0) return;
-    this.#status = status;
-    this.#headers = headers;
-  }
 
   write(chunk: string | Uint8Array): void {
-    if (this.#ended) return;
+    if (this.ended) return;
     if (this.#controller === null) this.#open();
     this.#controller!.enqueue(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
   }
 
   end(chunk?: string | Uint8Array): void {
-    if (this.#ended) return;
+    if (this.ended) return;
     if (this.#controller === null) {
-      this.#ended = true;
+      this.ended = true;
       this.#resolved = true;
-      const status = this.#status || 200;
+      const status = this.status || 200;
       const nullBody = status === 204 || status === 304;
-      this.#resolve(
+      this.resolve(
         new Response(nullBody ? null : (chunk ?? "") as BodyInit, {
           status,
-          headers: this.#headers,
+          headers: this.headers,
         }),
       );
-      this.#release();
+      this.release();
       return;
     }
     if (chunk !== undefined) this.write(chunk);
-    this.#ended = true;
+    this.ended = true;
     this.#controller.close();
-    this.#release();
+    this.release();
   }
 
-  destroy(): void {
-    this.fail(new TypeError("terminated: the server cut the response off"));
-  }
-
-  /** The handler returned: a reply it never ended is ended now. */
-  settle(): void {
-    if (!this.#ended) this.end();
-  }
-
-  /** The handler failed: a fetch-like network error (or a broken body once it started). */
   fail(err: unknown): void {
-    if (this.#ended) return;
-    this.#ended = true;
+    if (this.ended) return;
+    this.ended = true;
     if (this.#controller !== null) this.#controller.error(err);
-    else this.#reject(err);
-    this.#release();
+    else this.reject(err);
+    this.release();
   }
 
-  #release(): void {
-    this.#signal?.removeEventListener("abort", this.#onAbort);
+  protected override aborted(reason: unknown): void {
+    if (!this.#resolved) this.reject(reason);
+    this.fail(reason);
   }
 
   #open(): void {
     const stream = new ReadableStream<Uint8Array>({
       start: (controller) => void (this.#controller = controller),
-      cancel: () => void (this.#ended = true),
+      cancel: () => void (this.ended = true),
     });
     this.#resolved = true;
-    this.#resolve(new Response(stream, { status: this.#status || 200, headers: this.#headers }));
-  }
-
-  #abort(): void {
-    const reason = this.#signal?.reason ?? new DOMException("aborted", "AbortError");
-    if (!this.#resolved) this.#reject(reason);
-    this.fail(reason);
+    this.resolve(new Response(stream, { status: this.status || 200, headers: this.headers }));
   }
 }
