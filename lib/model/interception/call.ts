@@ -324,8 +324,8 @@ function parseJsonOrNull(text: string): unknown {
 export async function drain(
   response: Extract<ProviderResponse, { kind: "stream" }>,
 ): Promise<string> {
-  const decoder = new TextDecoder();
+  const streaming = new TextDecoder(); // its own: it holds a split character between reads
   let text = "";
-  for await (const bytes of response.body) text += decoder.decode(bytes, { stream: true });
-  return text + decoder.decode();
+  for await (const bytes of response.body) text += streaming.decode(bytes, { stream: true });
+  return text + streaming.decode();
 }
