@@ -8,9 +8,8 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import process from "node:process";
 import { gzipSync } from "node:zlib";
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileAtomic } from "../../kit/util/write_atomic.ts";
 import { pageHtml, scriptJson } from "./page.ts";
 import type { RunIndex } from "./run_index.ts";
 import { episodeItem, runView } from "./run_view.ts";
@@ -42,13 +41,6 @@ function reportHtml(runs: RunIndex[]): string {
 /** Writes the report to `path` atomically; returns its size in bytes. */
 export function writeReport(runs: RunIndex[], path: string): number {
   const html = reportHtml(runs);
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, html);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
+  writeFileAtomic(path, html);
   return Buffer.byteLength(html);
 }
