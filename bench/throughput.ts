@@ -6,7 +6,11 @@
  * the same run answered by the in-process oracle (`-m oracle`: no socket at all), which is
  * what the engine costs per rollout apart from the model call. Beside the walls, the
  * process CPU time per rollout of each (user + system of this process, so not the mock's):
- * the machine's load moves it far less than it moves walls.
+ * the machine's load moves it far less than it moves walls. Last, the CPU time of the work
+ * the trace format itself asks of every rollout, measured on an episode of the run: its
+ * `traces.jsonl` line's JSON, the task hash Python's `task_key` reproduces, and the line's
+ * UTF-8 bytes. No engine can do less per rollout than the model call plus that work, so the
+ * two together bound how near the floor a run can come.
  *
  * `deno run -A bench/throughput.ts [--n 2000] [--c 50] [--latency-ms 0] [--repeats 3]`
  *
@@ -21,6 +25,10 @@ import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { resolveRunDir } from "../lib/run/naming.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import { ADDITION_SYSTEM_PROMPT, additionTasks } from "../plugins/tasksets/addition/mod.ts";
+import { episodeJson } from "../kit/trace/wire_json.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
+import type { Episode } from "../kit/trace/types.ts";
+import { traceTask } from "../lib/rollout/new_trace.ts";
 import { askMock } from "./ask_mock.ts";
 import { evalArgs, median, spawnMock } from "./common.ts";
 
@@ -72,27 +80,58 @@ async function plainFetch(url: string, n: number, c: number): Promise<Timed> {
 
 /**
  * One whole run (`vf eval`, in-process) against the mock, or the oracle with `oracle`;
- * returns its wall and CPU time.
+ * returns its wall and CPU time and its last episode.
  */
-async function evalRun(url: string, n: number, c: number, oracle = false): Promise<Timed> {
+async function evalRun(
+  url: string,
+  n: number,
+  c: number,
+  oracle = false,
+): Promise<Timed & { episode: Episode }> {
   const out = mkdtempSync(join(tmpdir(), "vf-bench-"));
   try {
     const args = evalArgs(url, n, c, out);
     if (oracle) args[args.indexOf("-m") + 1] = "oracle";
     const loaded = await loadEvalConfig(args, { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
+    let episode: Episode | null = null;
     const started = startClocks();
-    const { summary } = await runEval(loaded, { runDir, cwd: out });
+    const { summary } = await runEval(loaded, {
+      runDir,
+      cwd: out,
+      onEpisode: (e) => void (episode = e),
+    });
     const timed = started.stop();
-    if (summary.counts.episodes !== n || summary.reward.mean !== 2) {
+    if (summary.counts.episodes !== n || summary.reward.mean !== 2 || episode === null) {
       throw new Error(
         `bad run: ${summary.counts.episodes} episodes, reward ${summary.reward.mean}`,
       );
     }
-    return timed;
+    return { ...timed, episode };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
+}
+
+/**
+ * CPU microseconds per rollout of the work the trace format asks for, done `n` times on
+ * `episode`: its `traces.jsonl` line (as the run writes it), the hash of its task's data
+ * (as the run computes it) and the line's UTF-8 bytes. The run does all of it once per
+ * rollout whatever else it does or does not do.
+ */
+export function formatWorkCpuUs(episode: Episode, n = 5000): number {
+  const encoder = new TextEncoder();
+  let bytes = 0;
+  const once = () => {
+    const identity = traceTask(episode.task.type, episode.task.data as TaskData);
+    bytes += encoder.encode(episodeJson(episode)).byteLength + identity.hash.length;
+  };
+  for (let i = 0; i < n / 10; i++) once(); // warm-up
+  const started = startClocks();
+  for (let i = 0; i < n; i++) once();
+  const { cpuMs } = started.stop();
+  if (bytes === 0) throw new Error("nothing was serialized");
+  return cpuMs * 1000 / n;
 }
 
 /** The figures of {@link throughput}: medians of the repeats. */
@@ -106,6 +145,8 @@ export interface ThroughputFigures {
   floorCpuUs: number;
   runCpuUs: number;
   oracleCpuUs: number;
+  /** {@link formatWorkCpuUs} on an episode of the run, in microseconds. */
+  formatCpuUs: number;
 }
 
 /** Measures the floor, the run and the oracle run, interleaved `repeats` times. */
@@ -120,12 +161,14 @@ export async function throughput(
     await evalRun(mock.url, 200, options.c);
     await evalRun(mock.url, 200, options.c, true);
     const floors: Timed[] = [];
-    const runs: Timed[] = [];
+    const runs: (Timed & { episode: Episode })[] = [];
     const oracles: Timed[] = [];
+    const formats: number[] = [];
     for (let i = 0; i < options.repeats; i++) {
       floors.push(await plainFetch(mock.url, options.n, options.c));
       runs.push(await evalRun(mock.url, options.n, options.c));
       oracles.push(await evalRun(mock.url, options.n, options.c, true));
+      formats.push(formatWorkCpuUs(runs[i]!.episode));
     }
     const wall = (t: Timed[]) => median(t.map((x) => x.wallMs));
     const cpuUs = (t: Timed[]) => median(t.map((x) => x.cpuMs)) * 1000 / options.n;
@@ -139,17 +182,23 @@ export async function throughput(
       floorCpuUs: cpuUs(floors),
       runCpuUs: cpuUs(runs),
       oracleCpuUs: cpuUs(oracles),
+      formatCpuUs: median(formats),
     };
   } finally {
     mock.stop();
   }
 }
 
-/** The CPU figures as one line: per rollout, and the run's against the floor's. */
+/**
+ * The CPU figures as two lines: per rollout, and the run's against the floor's; then the
+ * trace format's own work against the floor's request.
+ */
 export function cpuLine(r: ThroughputFigures): string {
   return `process CPU per rollout: run ${r.runCpuUs.toFixed(0)} µs, plain-fetch floor ` +
     `${r.floorCpuUs.toFixed(0)} µs per request (${(r.runCpuUs / r.floorCpuUs).toFixed(2)}x), ` +
-    `the engine alone (oracle) ${r.oracleCpuUs.toFixed(0)} µs`;
+    `the engine alone (oracle) ${r.oracleCpuUs.toFixed(0)} µs\n  the trace format's own ` +
+    `work per rollout (its JSON line, the task hash, UTF-8): ${r.formatCpuUs.toFixed(1)} µs = ` +
+    `${(r.formatCpuUs / r.floorCpuUs).toFixed(2)}x the floor's request`;
 }
 
 if (import.meta.main) {
