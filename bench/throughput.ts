@@ -10,7 +10,9 @@
  * the trace format itself asks of every rollout, measured on an episode of the run: its
  * `traces.jsonl` line's JSON, the task hash Python's `task_key` reproduces, and the line's
  * UTF-8 bytes. No engine can do less per rollout than the model call plus that work, so the
- * two together bound how near the floor a run can come.
+ * two together bound how near the floor a run can come. On Linux, each one's CPU per rollout
+ * is also split by thread (bench/thread_cpu.ts): the JavaScript thread's own work apart from
+ * the engine's compiler and collector threads and Bun's HTTP client thread.
  *
  * `deno run -A bench/throughput.ts [--n 2000] [--c 50] [--latency-ms 0] [--repeats 3]`
  *
@@ -31,6 +33,7 @@ import type { Episode } from "../kit/trace/types.ts";
 import { traceTask } from "../lib/rollout/new_trace.ts";
 import { askMock } from "./ask_mock.ts";
 import { evalArgs, median, spawnMock } from "./common.ts";
+import { type ThreadCpu, threadCpuBetween, threadCpuLine, threadTimes } from "./thread_cpu.ts";
 
 /** Reads `--name value` from argv. */
 export function flag(name: string, fallback: number): number {
@@ -44,20 +47,29 @@ export function textFlag(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-/** Wall and process CPU (user + system) milliseconds of one measured step. */
+/**
+ * Wall and process CPU (user + system) milliseconds of one measured step, and that CPU
+ * time by thread where the system tells it (bench/thread_cpu.ts).
+ */
 interface Timed {
   wallMs: number;
   cpuMs: number;
+  threads: ThreadCpu | null;
 }
 
-/** Starts both clocks; `stop()` reads them. */
+/** Starts the clocks; `stop()` reads them. */
 function startClocks(): { stop(): Timed } {
+  const threads = threadTimes();
   const wall = performance.now();
   const cpu = process.cpuUsage();
   return {
     stop() {
       const used = process.cpuUsage(cpu);
-      return { wallMs: performance.now() - wall, cpuMs: (used.user + used.system) / 1000 };
+      return {
+        wallMs: performance.now() - wall,
+        cpuMs: (used.user + used.system) / 1000,
+        threads: threadCpuBetween(threads, threadTimes()),
+      };
     },
   };
 }
@@ -147,6 +159,8 @@ export interface ThroughputFigures {
   oracleCpuUs: number;
   /** {@link formatWorkCpuUs} on an episode of the run, in microseconds. */
   formatCpuUs: number;
+  /** CPU per rollout by thread of the floor, the run and the oracle run; null off Linux. */
+  byThread: { floor: string; run: string; oracle: string } | null;
 }
 
 /** Measures the floor, the run and the oracle run, interleaved `repeats` times. */
@@ -172,6 +186,11 @@ export async function throughput(
     }
     const wall = (t: Timed[]) => median(t.map((x) => x.wallMs));
     const cpuUs = (t: Timed[]) => median(t.map((x) => x.cpuMs)) * 1000 / options.n;
+    const threadLine = (t: Timed[]) => {
+      const splits = t.map((x) => x.threads);
+      return splits.every((x) => x !== null) ? threadCpuLine(splits, options.n) : null;
+    };
+    const [floorThreads, runThreads, oracleThreads] = [floors, runs, oracles].map(threadLine);
     const floorMs = wall(floors);
     const runMs = wall(runs);
     return {
@@ -183,6 +202,9 @@ export async function throughput(
       runCpuUs: cpuUs(runs),
       oracleCpuUs: cpuUs(oracles),
       formatCpuUs: median(formats),
+      byThread: floorThreads && runThreads && oracleThreads
+        ? { floor: floorThreads, run: runThreads, oracle: oracleThreads }
+        : null,
     };
   } finally {
     mock.stop();
@@ -190,15 +212,17 @@ export async function throughput(
 }
 
 /**
- * The CPU figures as two lines: per rollout, and the run's against the floor's; then the
- * trace format's own work against the floor's request.
+ * The CPU figures as lines: per rollout, and the run's against the floor's; the trace
+ * format's own work against the floor's request; and, on Linux, each one's CPU by thread.
  */
 export function cpuLine(r: ThroughputFigures): string {
+  const threads = r.byThread === null ? "" : `\n  CPU per rollout by thread — run: ` +
+    `${r.byThread.run}; floor: ${r.byThread.floor}; oracle: ${r.byThread.oracle}`;
   return `process CPU per rollout: run ${r.runCpuUs.toFixed(0)} µs, plain-fetch floor ` +
     `${r.floorCpuUs.toFixed(0)} µs per request (${(r.runCpuUs / r.floorCpuUs).toFixed(2)}x), ` +
     `the engine alone (oracle) ${r.oracleCpuUs.toFixed(0)} µs\n  the trace format's own ` +
     `work per rollout (its JSON line, the task hash, UTF-8): ${r.formatCpuUs.toFixed(1)} µs = ` +
-    `${(r.formatCpuUs / r.floorCpuUs).toFixed(2)}x the floor's request`;
+    `${(r.formatCpuUs / r.floorCpuUs).toFixed(2)}x the floor's request${threads}`;
 }
 
 if (import.meta.main) {
