@@ -46,7 +46,10 @@ export function threadTimes(): Map<string, { group: string; ms: number }> | null
   return times;
 }
 
-/** CPU time per thread group spent between two {@link threadTimes} readings. */
+/**
+ * CPU time per thread group spent between two {@link threadTimes} readings. A thread that
+ * ended between them is not in the second and is left out (the process total counts it).
+ */
 export function threadCpuBetween(
   before: ReturnType<typeof threadTimes>,
   after: ReturnType<typeof threadTimes>,
