@@ -142,20 +142,23 @@ async function runOnce(
     const rt = runtime;
     trace.timing.setup.start = nowSeconds();
     try {
-      await withDeadline(timeouts.setup, signal, async (s) => {
-        if (plan.taskset.setup) {
-          try {
-            await plan.taskset.setup(ctxFor(rt, s));
-          } catch (err) {
-            throw err instanceof DeadlineExceeded
-              ? err
-              : new TaskError(`task setup failed: ${errorMessage(err)}`);
+      // no hooks, no stage: nothing could run, fail or time out under its deadline
+      if (plan.taskset.setup || plan.harness.setup) {
+        await withDeadline(timeouts.setup, signal, async (s) => {
+          if (plan.taskset.setup) {
+            try {
+              await plan.taskset.setup(ctxFor(rt, s));
+            } catch (err) {
+              throw err instanceof DeadlineExceeded
+                ? err
+                : new TaskError(`task setup failed: ${errorMessage(err)}`);
+            }
           }
-        }
-        if (plan.harness.setup) {
-          await plan.harness.setup(agentRuntime(plan, rt), plan.harnessConfig, s);
-        }
-      });
+          if (plan.harness.setup) {
+            await plan.harness.setup(agentRuntime(plan, rt), plan.harnessConfig, s);
+          }
+        });
+      }
     } catch (err) {
       if (err instanceof DeadlineExceeded) {
         throw new TaskError(`setup timed out after ${err.seconds}s`);
