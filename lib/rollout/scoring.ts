@@ -104,25 +104,31 @@ export async function scoreTrace(trace: Trace, ctx: HookContext, plan: ScoringPl
       trace.errors.push(e);
     }
   };
-  await Promise.all(
-    ordered(plan.metrics).map((m) =>
-      run(`metric '${m.name}'`, async () => {
-        const v = await m.fn(ctx);
-        record(m.name, v, (k, s) => trace.metrics[k] = s, (k) => delete trace.metrics[k]);
-      })
-    ),
-  );
-  await Promise.all(
-    ordered(plan.rewards).map((r) =>
-      run(`reward '${r.name}'`, async () => {
-        const v = await r.fn(ctx);
-        const weight = r.weight ?? 1;
-        record(r.name, v, (k, s) =>
-          trace.rewards[k] = { score: s, weight }, (k) =>
-          delete trace.rewards[k]);
-      })
-    ),
-  );
+  // groups run in order; an empty one is skipped without a Promise.all to await
+  if (plan.metrics.length) {
+    await Promise.all(
+      ordered(plan.metrics).map((m) =>
+        run(`metric '${m.name}'`, async () => {
+          const v = await m.fn(ctx);
+          record(m.name, v, (k, s) => trace.metrics[k] = s, (k) => delete trace.metrics[k]);
+        })
+      ),
+    );
+  }
+  if (plan.rewards.length) {
+    await Promise.all(
+      ordered(plan.rewards).map((r) =>
+        run(`reward '${r.name}'`, async () => {
+          const v = await r.fn(ctx);
+          const weight = r.weight ?? 1;
+          record(r.name, v, (k, s) =>
+            trace.rewards[k] = { score: s, weight }, (k) =>
+            delete trace.rewards[k]);
+        })
+      ),
+    );
+  }
+  if (plan.judges.length === 0) return;
   await Promise.all(plan.judges.map((j) => {
     const key = j.key;
     return run(`judge '${key}'`, async () => {
