@@ -14,7 +14,7 @@
 import { mkdirSync } from "node:fs";
 import { mkdir, open, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { z } from "zod";
 import {
   allowedHostEnv,
@@ -191,7 +191,8 @@ class LocalRuntime implements Runtime {
     const prefix = this.#config.keep_workdir
       ? `vf-${safeName(this.#name)}-`
       : ownedWorkdirPrefix(safeName(this.#name));
-    this.#workdir = join(realRoot, prefix + randomSuffix());
+    // realRoot is absolute and resolved (readyRoot): nothing for a join to normalize
+    this.#workdir = realRoot + (realRoot.endsWith(sep) ? "" : sep) + prefix + randomSuffix();
     this.#created = false;
     this.#creating = null;
     this.#started = true;
