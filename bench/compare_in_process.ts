@@ -1,0 +1,139 @@
+/**
+ * Two versions of the engine side by side, in process: this checkout and `--before
+ * <checkout>` (another checkout of this repository, its `node_modules` installed) each run
+ * `n` single-turn rollouts after `warmup` more (addition taskset, null harness, match
+ * judge, `c` in flight) against one loopback mock, each run in a fresh process
+ * (bench/in_process_child.ts), on Bun and on Deno, over `rounds` rounds that alternate
+ * which version goes first. Prints, per runtime, the median CPU time per rollout of each
+ * (the process's, and its JavaScript thread's on Linux), their ratio, every round's
+ * figure and the load averages: the way to tell a change of a few percent from the
+ * machine's noise, which moves identical runs by as much between rounds.
+ *
+ * `deno run -A bench/compare_in_process.ts --before <checkout> [--n 5000] [--warmup 2000]
+ * [--c 50] [--rounds 8]`
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { BENCH, loadAverages, median, ROOT, RUNTIMES, spawnMock } from "./common.ts";
+import { flag, textFlag } from "./throughput.ts";
+
+/** What one child measured. */
+interface ChildRun {
+  cpuUs: number;
+  mainUs: number | null;
+  wallMs: number;
+}
+
+/** Runs the child for the checkout at `root` under `runtime`; resolves with its figures. */
+function measure(
+  runtime: "bun" | "deno",
+  root: string,
+  args: string[],
+): Promise<ChildRun> {
+  const child = join(BENCH, "in_process_child.ts");
+  const argv = runtime === "deno"
+    ? [
+      RUNTIMES.deno,
+      "run",
+      "-A",
+      "--v8-flags=--expose-gc", // as the vf deno task runs
+      "--config",
+      join(root, "deno.json"),
+      child,
+      root,
+      ...args,
+    ]
+    : [RUNTIMES.bun, child, root, ...args];
+  return new Promise((done, fail) => {
+    const proc = spawn(argv[0]!, argv.slice(1), {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    proc.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+    proc.on("error", fail);
+    proc.on("close", (code) => {
+      const last = out.trim().split("\n").pop() ?? "";
+      if (code !== 0) return fail(new Error(`${argv.join(" ")} exited ${code}`));
+      done(JSON.parse(last) as ChildRun);
+    });
+  });
+}
+
+/** The figures of one runtime: medians and every round of both versions. */
+function report(runtime: string, before: ChildRun[], now: ChildRun[]): void {
+  const cpu = (runs: ChildRun[]) => median(runs.map((r) => r.cpuUs));
+  const main = (runs: ChildRun[]) =>
+    runs.every((r) => r.mainUs !== null) ? median(runs.map((r) => r.mainUs!)) : null;
+  const [cb, cn, mb, mn] = [cpu(before), cpu(now), main(before), main(now)];
+  const rounds = (runs: ChildRun[]) => runs.map((r) => r.cpuUs.toFixed(0)).join(", ");
+  console.log(
+    `  ${runtime}: CPU per rollout before ${cb.toFixed(0)} µs, now ${cn.toFixed(0)} µs = ` +
+      `${(cn / cb).toFixed(3)}x` +
+      (mb !== null && mn !== null
+        ? `; JavaScript thread ${mb.toFixed(0)} → ${mn.toFixed(0)} µs = ${(mn / mb).toFixed(3)}x`
+        : ""),
+  );
+  console.log(`    rounds before: ${rounds(before)}; now: ${rounds(now)}`);
+}
+
+/** Measures both versions, interleaved, and prints the comparison. */
+export async function compareInProcess(options: {
+  before: string;
+  n: number;
+  warmup: number;
+  c: number;
+  rounds: number;
+}): Promise<void> {
+  const before = resolve(options.before);
+  if (!existsSync(join(before, "lib", "run", "run_eval.ts"))) {
+    console.error(`--before ${options.before}: not a checkout of this repository`);
+    process.exit(2);
+  }
+  const mock = await spawnMock(0, { runtime: "bun" });
+  const seen = new Map<string, ChildRun[]>();
+  try {
+    const args = [mock.url, String(options.n), String(options.warmup), String(options.c)];
+    for (let round = 0; round < options.rounds; round++) {
+      for (const runtime of ["bun", "deno"] as const) {
+        const order = round % 2 === 0 ? [before, ROOT] : [ROOT, before];
+        for (const root of order) {
+          const key = `${runtime} ${root === before ? "before" : "now"}`;
+          const list = seen.get(key) ?? [];
+          list.push(await measure(runtime, root, args));
+          seen.set(key, list);
+        }
+      }
+      console.log(`  round ${round + 1} of ${options.rounds} done, ${loadAverages()}`);
+    }
+  } finally {
+    mock.stop();
+  }
+  console.log(
+    `in process, before = ${before}, now = this checkout: N=${options.n} after ${options.warmup} ` +
+      `warm-up rollouts, C=${options.c}, ${options.rounds} rounds (${loadAverages()})`,
+  );
+  for (const runtime of ["bun", "deno"]) {
+    report(runtime, seen.get(`${runtime} before`)!, seen.get(`${runtime} now`)!);
+  }
+}
+
+if (import.meta.main) {
+  const before = textFlag("before");
+  if (before === undefined) {
+    console.error("usage: compare_in_process.ts --before <checkout> [--n 5000] [--rounds 8]");
+    process.exit(2);
+  }
+  await compareInProcess({
+    before,
+    n: flag("n", 5000),
+    warmup: flag("warmup", 2000),
+    c: flag("c", 50),
+    rounds: flag("rounds", 8),
+  });
+  process.exit(0);
+}
