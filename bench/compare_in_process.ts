@@ -5,8 +5,9 @@
  * judge, `c` in flight) against one loopback mock, each run in a fresh process
  * (bench/in_process_child.ts), on Bun and on Deno, over `rounds` rounds that alternate
  * which version goes first. Prints, per runtime, the median CPU time per rollout of each
- * (the process's, and its JavaScript thread's on Linux), their ratio, every round's
- * figure and the load averages: the way to tell a change of a few percent from the
+ * (the process's, and its JavaScript thread's on Linux), their ratio, the median of each
+ * round's own ratio (the two runs of a round ran back to back, so the load's drift over the
+ * rounds cancels out of it), every round's figure and the load averages: the way to tell a change of a few percent from the
  * machine's noise, which moves identical runs by as much between rounds.
  *
  * `deno run -A bench/compare_in_process.ts --before <checkout> [--n 5000] [--warmup 2000]
@@ -71,9 +72,11 @@ function report(runtime: string, before: ChildRun[], now: ChildRun[]): void {
     runs.every((r) => r.mainUs !== null) ? median(runs.map((r) => r.mainUs!)) : null;
   const [cb, cn, mb, mn] = [cpu(before), cpu(now), main(before), main(now)];
   const rounds = (runs: ChildRun[]) => runs.map((r) => r.cpuUs.toFixed(0)).join(", ");
+  // the two runs of a round ran back to back: their ratio cancels the load's drift over rounds
+  const paired = median(now.map((r, i) => r.cpuUs / before[i]!.cpuUs));
   console.log(
     `  ${runtime}: CPU per rollout before ${cb.toFixed(0)} µs, now ${cn.toFixed(0)} µs = ` +
-      `${(cn / cb).toFixed(3)}x` +
+      `${(cn / cb).toFixed(3)}x (median of the rounds' own ratios ${paired.toFixed(3)}x)` +
       (mb !== null && mn !== null
         ? `; JavaScript thread ${mb.toFixed(0)} → ${mn.toFixed(0)} µs = ${(mn / mb).toFixed(3)}x`
         : ""),
