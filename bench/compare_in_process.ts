@@ -103,9 +103,9 @@ export async function compareInProcess(options: {
     const args = [mock.url, String(options.n), String(options.warmup), String(options.c)];
     for (let round = 0; round < options.rounds; round++) {
       for (const runtime of ["bun", "deno"] as const) {
-        const order = round % 2 === 0 ? [before, ROOT] : [ROOT, before];
-        for (const root of order) {
-          const key = `${runtime} ${root === before ? "before" : "now"}`;
+        const versions = [{ root: before, label: "before" }, { root: ROOT, label: "now" }];
+        for (const { root, label } of round % 2 === 0 ? versions : versions.reverse()) {
+          const key = `${runtime} ${label}`;
           const list = seen.get(key) ?? [];
           list.push(await measure(runtime, root, args));
           seen.set(key, list);
