@@ -14,7 +14,7 @@
 import { mkdirSync } from "node:fs";
 import { mkdir, open, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve, sep } from "node:path";
+import { dirname, resolve, sep } from "node:path";
 import { z } from "zod";
 import {
   allowedHostEnv,
