@@ -71,6 +71,15 @@ export function denoTaskArgv(task = "vf", root = ROOT): string[] {
 }
 
 /**
+ * The `--v8-flags=...` words of the `vf` deno task of the checkout at `root` (default: this
+ * one): the engine settings a run under deno takes, for benchmarks that run engine code
+ * their own way.
+ */
+export function denoTaskV8Flags(root = ROOT): string[] {
+  return (denoTasks(root).vf ?? "").split(/\s+/).filter((w) => w.startsWith("--v8-flags="));
+}
+
+/**
  * Builds the `vf` Bun binary of the checkout at `root` (default: this one) into `dir` as it ships (scripts/build_binary.sh; a checkout
  * without that script: plain `bun build --compile`); returns its path.
  */

@@ -19,7 +19,15 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
-import { BENCH, loadAverages, median, ROOT, RUNTIMES, spawnMock } from "./common.ts";
+import {
+  BENCH,
+  denoTaskV8Flags,
+  loadAverages,
+  median,
+  ROOT,
+  RUNTIMES,
+  spawnMock,
+} from "./common.ts";
 import { flag, textFlag } from "./throughput.ts";
 
 /** What one child measured. */
@@ -41,7 +49,7 @@ function measure(
       RUNTIMES.deno,
       "run",
       "-A",
-      "--v8-flags=--expose-gc", // as the vf deno task runs
+      ...denoTaskV8Flags(root), // as that checkout's vf deno task runs
       "--config",
       join(root, "deno.json"),
       child,

@@ -13,7 +13,7 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import { BENCH, loadAverages, runChild, RUNTIMES, spawnMock } from "./common.ts";
+import { BENCH, denoTaskV8Flags, loadAverages, runChild, RUNTIMES, spawnMock } from "./common.ts";
 import { flag } from "./throughput.ts";
 
 /**
@@ -24,6 +24,14 @@ import { flag } from "./throughput.ts";
 const SETTINGS: { name: string; argv: string[]; env?: Record<string, string> }[] = [
   { name: "deno without --expose-gc", argv: [RUNTIMES.deno, "run", "-A"] },
   { name: "deno --expose-gc", argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc"] },
+  {
+    name: "deno as the vf task (young generation capped at 16 MB)",
+    argv: [RUNTIMES.deno, "run", "-A", ...denoTaskV8Flags()],
+  },
+  {
+    name: "deno --max-semi-space-size=8",
+    argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc,--max-semi-space-size=8"],
+  },
   {
     name: "deno --optimize-for-size",
     argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc,--optimize-for-size"],
