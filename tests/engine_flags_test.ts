@@ -1,6 +1,7 @@
 /**
  * Every way `vf` runs under Deno from this repository (the `vf`, `demo` and `compile` deno
- * tasks, and `bin/vf.js`, which `npx vf` runs) starts V8 with the same flags: `--expose-gc`,
+ * tasks, and `bin/vf.js`, which `npx vf` runs) starts V8 with the same flags, and the README
+ * and docs/scripting.md tell `deno run` users those: `--expose-gc`,
  * without which the run's heap trim (lib/run/heap_trim.ts) cannot collect, and the young
  * generation's cap the memory figures were measured with (README, "Benchmarks").
  */
@@ -38,4 +39,13 @@ describe("engine flags", () => {
   it("bin/vf.js passes the same flags", () => {
     assert.deepEqual(v8Flags(readFileSync(join(ROOT, "bin", "vf.js"), "utf8")), expected);
   });
+
+  for (const doc of ["README.md", join("docs", "scripting.md")]) {
+    it(`${doc} tells deno run users the same flags`, () => {
+      const text = readFileSync(join(ROOT, doc), "utf8").replaceAll("`", " ");
+      const told = v8Flags(text);
+      assert.ok(told.length > 0, `${doc} names no --v8-flags`);
+      for (const flags of told) assert.equal(flags, expected[0]);
+    });
+  }
 });
