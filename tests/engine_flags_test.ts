@@ -9,6 +9,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { HEAP_UNCOLLECTABLE } from "../lib/run/run_eval.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 const tasks: Record<string, string> = JSON.parse(
@@ -38,6 +39,10 @@ describe("engine flags", () => {
 
   it("bin/vf.js passes the same flags", () => {
     assert.deepEqual(v8Flags(readFileSync(join(ROOT, "bin", "vf.js"), "utf8")), expected);
+  });
+
+  it("a run that cannot collect its heap names the same flags", () => {
+    assert.deepEqual(v8Flags(HEAP_UNCOLLECTABLE), expected);
   });
 
   for (const doc of ["README.md", join("docs", "scripting.md")]) {

@@ -41,6 +41,45 @@ describe("heap trim rule", () => {
     assert.equal(shouldCollect(state, huge, state.notBeforeCpuMs), true);
   });
 
+  it("says once, and stops checking, when the engine lets no code collect", async () => {
+    let told = 0;
+    let asked = 0;
+    const stop = startHeapTrim({
+      collect: () => (asked++, false),
+      heapUsed: () => 2 * FLOOR_BYTES,
+      checkMs: 2,
+      onUncollectable: () => told++,
+    });
+    try {
+      const until = Date.now() + 5_000;
+      while (told === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 30)); // a dozen more checks, were it still checking
+      assert.equal(told, 1);
+      assert.equal(asked, 1);
+    } finally {
+      stop();
+    }
+  });
+
+  it("collects, and says nothing, when the engine lets code collect", async () => {
+    let told = 0;
+    let collected = 0;
+    const stop = startHeapTrim({
+      collect: () => (collected++, true),
+      heapUsed: () => 2 * FLOOR_BYTES,
+      checkMs: 2,
+      onUncollectable: () => told++,
+    });
+    try {
+      const until = Date.now() + 5_000;
+      while (collected === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      assert.ok(collected >= 1);
+      assert.equal(told, 0);
+    } finally {
+      stop();
+    }
+  });
+
   it("starts and stops without keeping the process alive", () => {
     const stop = startHeapTrim();
     stop();

@@ -144,6 +144,37 @@ describe("streaming scheduler", () => {
     assert.equal(stats.inFlight, 0);
   });
 
+  it("lets the event loop turn while no item waits on I/O", { timeout: 60_000 }, async () => {
+    // items answered by promise reactions alone refill the microtask queue as fast as it
+    // drains: without a turn between items the timer below (and with it the abort) would
+    // run only once the whole source had been run
+    const total = 200_000;
+    const ctrl = new AbortController();
+    const stats = newPoolStats();
+    let finishedAtTimer = -1;
+    setTimeout(() => {
+      finishedAtTimer = stats.finished;
+      ctrl.abort();
+    }, 0);
+    async function* source() {
+      for (let i = 0; i < total; i++) yield i;
+    }
+    await runPool<number, number>({
+      source: source(),
+      concurrency: 8,
+      signal: ctrl.signal,
+      stats,
+      run: async (i) => {
+        for (let k = 0; k < 20; k++) await null;
+        return i;
+      },
+      onResult: () => {},
+    });
+    assert.ok(finishedAtTimer >= 0 && finishedAtTimer < total, `timer ran at ${finishedAtTimer}`);
+    assert.ok(stats.finished < total, "the abort stopped the pool");
+    assert.equal(stats.inFlight, 0);
+  });
+
   it("throws the source's error after the items in flight finish", async () => {
     let finished = 0;
     async function* source() {

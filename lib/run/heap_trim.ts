@@ -63,24 +63,41 @@ export function afterCollection(
   return { liveBytes, notBeforeCpuMs: afterCpuMs + (afterCpuMs - beforeCpuMs) * COST_FACTOR };
 }
 
+/** What {@link startHeapTrim} can be told; the engine's own probes unless given (tests). */
+export interface HeapTrimOptions {
+  /**
+   * Called once, when the rule first calls for a collection the engine does not let code
+   * make (Deno started without `--v8-flags=--expose-gc`); checking stops there.
+   */
+  onUncollectable?: () => void;
+  /** Makes a full collection; false when the engine offers none ({@link collectGarbage}). */
+  collect?: () => boolean;
+  /** Bytes of heap in use now. */
+  heapUsed?: () => number;
+  /** Milliseconds between checks (default {@link CHECK_MS}). */
+  checkMs?: number;
+}
+
 /**
  * Starts checking the heap and collecting when the rule says so (when the engine lets
  * code collect); returns the stop function. The timer never keeps the process alive.
  */
-export function startHeapTrim(): () => void {
+export function startHeapTrim(options: HeapTrimOptions = {}): () => void {
+  const collect = options.collect ?? collectGarbage;
+  const heapUsed = options.heapUsed ?? heapUsedBytes;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
   let state: HeapTrimState = { liveBytes: 0, notBeforeCpuMs: 0 };
   const schedule = () => {
-    timer = setTimeout(tick, CHECK_MS);
+    timer = setTimeout(tick, options.checkMs ?? CHECK_MS);
     (timer as { unref?: () => void }).unref?.();
   };
   const tick = () => {
     if (stopped) return;
     const before = cpuMs();
-    if (shouldCollect(state, heapUsedBytes(), before)) {
-      if (!collectGarbage()) return; // this engine offers no collection to code
-      state = afterCollection(heapUsedBytes(), before, cpuMs());
+    if (shouldCollect(state, heapUsed(), before)) {
+      if (!collect()) return void options.onUncollectable?.(); // no collection offered to code
+      state = afterCollection(heapUsed(), before, cpuMs());
     }
     schedule();
   };

@@ -156,6 +156,11 @@ async function* slotsOf(
   }
 }
 
+/** The warning of a run whose engine lets it collect nothing (lib/run/heap_trim.ts). */
+export const HEAP_UNCOLLECTABLE =
+  "this run cannot collect its heap as it goes, so its memory grows with the run: start Deno " +
+  "with --v8-flags=--expose-gc,--max-semi-space-size=16 (as `deno task vf` and `npx vf` do)";
+
 /** What one launch's pool of episodes needs. */
 interface EpisodeRun {
   settings: EpisodeSettings;
@@ -194,6 +199,7 @@ async function runEpisodes(
     signal,
     stats: pool,
     run: (slot) => runEpisode(run.settings, slot.task, slot.identity, signal),
+    onHeapUncollectable: () => run.runLog.warn(HEAP_UNCOLLECTABLE),
     onResult: (episode) => {
       if (signal.aborted && !episode.ok) {
         dropped++; // cancelled mid-way: owed again on resume

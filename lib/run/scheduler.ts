@@ -4,11 +4,13 @@
  * collected: memory holds at most `concurrency` items in flight, whatever the length of
  * the source. Aborting the signal stops pulling new items; items in flight finish (their
  * own code sees the same signal and winds down). While a pool runs, its heap is collected
- * at intervals (lib/run/heap_trim.ts), so a long run's memory stays near what it holds.
+ * at intervals (lib/run/heap_trim.ts), so a long run's memory stays near what it holds, and
+ * the event loop keeps turning even when no item waits on I/O (lib/run/loop_turn.ts).
  *
  * @module
  */
 import { startHeapTrim } from "./heap_trim.ts";
+import { LoopTurns } from "./loop_turn.ts";
 
 /** Live counters of a pool. */
 export interface PoolStats {
@@ -35,6 +37,8 @@ export interface PoolOptions<S, R> {
   onResult(result: R, item: S): void;
   /** Counters, updated in place. */
   stats?: PoolStats;
+  /** Told once when the heap should be collected and the engine lets no code do it. */
+  onHeapUncollectable?: () => void;
 }
 
 /** A fresh set of counters. */
@@ -53,9 +57,15 @@ export async function runPool<S, R>(options: PoolOptions<S, R>): Promise<void> {
   let failure: { error: unknown } | null = null;
   let exhausted = false;
   const stopped = () => exhausted || failure !== null || options.signal.aborted;
+  const turns = new LoopTurns();
 
   const worker = async () => {
     while (!stopped()) {
+      // between two items: let a loop starved by in-process rollouts turn (lib/run/loop_turn.ts)
+      if (turns.due()) {
+        await turns.turn();
+        if (stopped()) return;
+      }
       let next: IteratorResult<S>;
       try {
         next = await options.source.next();
@@ -91,7 +101,9 @@ export async function runPool<S, R>(options: PoolOptions<S, R>): Promise<void> {
   };
 
   const n = Math.max(1, Math.floor(options.concurrency));
-  const stopTrim = startHeapTrim();
+  const stopTrim = startHeapTrim(
+    options.onHeapUncollectable ? { onUncollectable: options.onHeapUncollectable } : {},
+  );
   try {
     await Promise.all(Array.from({ length: n }, worker));
   } finally {
