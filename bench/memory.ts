@@ -2,10 +2,13 @@
  * Memory: peak RSS of whole `vf eval` processes of `small` and of `large` rollouts
  * (addition, null harness, match judge, `c` in flight, instant mock), as users run them
  * with default settings: the Bun binary (flags of the `compile:bun` task) and `vf` under
- * the `vf` deno task's flags. Prints both peaks and their ratio per runtime, with load
- * averages. A runner whose memory does not grow with run length keeps the ratio near 1.
+ * the `vf` deno task's flags, `repeats` times each, the sizes alternating. Prints every
+ * run, then per runtime the median peak of each size and their ratio, with load averages:
+ * one run per size moved the ratio by 0.2 between identical runs, as a 2,000-rollout run
+ * can end on the engine's ramp. A runner whose memory does not grow with run length keeps
+ * the ratio near 1.
  *
- * `deno run -A bench/memory.ts [--small 2000] [--large 50000] [--c 50]`
+ * `deno run -A bench/memory.ts [--small 2000] [--large 50000] [--c 50] [--repeats 3]`
  * (bench/memory_child.ts runs the same in-process, for heap experiments with engine flags.)
  *
  * @module
@@ -20,12 +23,13 @@ import {
   evalArgs,
   loadAverages,
   measureChild,
+  median,
   spawnMock,
 } from "./common.ts";
 import { flag } from "./throughput.ts";
 import { checkVfRun } from "./whole_process.ts";
 
-/** Peak RSS of both run sizes and their ratio, per runtime. */
+/** Peak RSS of both run sizes (medians of the repeats) and their ratio, per runtime. */
 export interface MemoryResult {
   small: number;
   large: number;
@@ -34,7 +38,7 @@ export interface MemoryResult {
 
 /** Measures and prints; returns `{bun, deno}`. */
 export async function memory(
-  options: { small: number; large: number; c: number },
+  options: { small: number; large: number; c: number; repeats?: number },
 ): Promise<Record<string, MemoryResult>> {
   const work = mkdtempSync(join(tmpdir(), "vf-bench-mem-"));
   const bin = buildBunBinary(work);
@@ -69,15 +73,24 @@ export async function memory(
           rmSync(dir, { recursive: true, force: true });
         }
       };
-      const small = await peak(options.small);
-      const large = await peak(options.large);
+      const smalls: number[] = [];
+      const larges: number[] = [];
+      for (let i = 0; i < (options.repeats ?? 3); i++) {
+        smalls.push(await peak(options.small));
+        larges.push(await peak(options.large));
+      }
+      const [small, large] = [median(smalls), median(larges)];
       out[rt] = { small, large, ratio: large / small };
     }
   } finally {
     mock.stop();
     rmSync(work, { recursive: true, force: true });
   }
-  console.log(`memory      whole process, C=${options.c}, default settings (${loadAverages()})`);
+  console.log(
+    `memory      whole process, C=${options.c}, default settings, medians of ${
+      options.repeats ?? 3
+    } runs each (${loadAverages()})`,
+  );
   for (const [rt, r] of Object.entries(out)) {
     console.log(
       `  ${rt === "bun" ? "vf Bun binary" : "vf, deno task"}: peak RSS N=${options.small} ` +
@@ -89,6 +102,11 @@ export async function memory(
 }
 
 if (import.meta.main) {
-  await memory({ small: flag("small", 2000), large: flag("large", 50_000), c: flag("c", 50) });
+  await memory({
+    small: flag("small", 2000),
+    large: flag("large", 50_000),
+    c: flag("c", 50),
+    repeats: flag("repeats", 3),
+  });
   process.exit(0);
 }
