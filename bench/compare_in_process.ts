@@ -15,7 +15,6 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
@@ -25,6 +24,7 @@ import {
   loadAverages,
   median,
   ROOT,
+  runChild,
   RUNTIMES,
   spawnMock,
 } from "./common.ts";
@@ -38,7 +38,7 @@ interface ChildRun {
 }
 
 /** Runs the child for the checkout at `root` under `runtime`; resolves with its figures. */
-function measure(
+async function measure(
   runtime: "bun" | "deno",
   root: string,
   args: string[],
@@ -57,20 +57,8 @@ function measure(
       ...args,
     ]
     : [RUNTIMES.bun, child, root, ...args];
-  return new Promise((done, fail) => {
-    const proc = spawn(argv[0]!, argv.slice(1), {
-      cwd: root,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    proc.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
-    proc.on("error", fail);
-    proc.on("close", (code) => {
-      const last = out.trim().split("\n").pop() ?? "";
-      if (code !== 0) return fail(new Error(`${argv.join(" ")} exited ${code}`));
-      done(JSON.parse(last) as ChildRun);
-    });
-  });
+  const out = await runChild(argv, {}, root);
+  return JSON.parse(out.trim().split("\n").pop() ?? "") as ChildRun;
 }
 
 /** The figures of one runtime: medians and every round of both versions. */
