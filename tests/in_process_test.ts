@@ -13,6 +13,7 @@ import type { WireHandler } from "../kit/wire/http.ts";
 import { sendJson } from "../kit/wire/http.ts";
 import { serveInProcess, wireFetch, wireFetchText } from "../kit/wire/in_process.ts";
 import { SseSplitter } from "../kit/wire/sse.ts";
+import { TURN_MS } from "../kit/util/loop_turn.ts";
 import { runChatLoop } from "../kit/harness/chat_loop.ts";
 import {
   type InterceptionServer,
@@ -153,6 +154,27 @@ describe("wireFetchText", () => {
     const pending = wireFetchText(`${TEXT_ORIGIN}/slow`, { signal: ctl.signal });
     ctl.abort(new DOMException("stop", "AbortError"));
     await assert.rejects(pending, { name: "AbortError" });
+  });
+
+  it("lets the event loop turn under a caller looping over calls answered at once", async () => {
+    const { fired, calls } = await timerRunsDuring(() =>
+      wireFetchText(`${TEXT_ORIGIN}/json`, { method: "POST", body: "hi" })
+    );
+    assert.ok(fired, `a timer set before the loop waited for all ${calls} calls`);
+  });
+
+  it("rejects a call whose signal aborted while it waited for the loop's turn", async () => {
+    busyFor(TURN_MS + 5); // the loop has not turned for TURN_MS: the next call waits for a turn
+    const ctl = new AbortController();
+    const pending = wireFetchText(`${TEXT_ORIGIN}/json`, { method: "POST", signal: ctl.signal });
+    ctl.abort(new DOMException("stop", "AbortError"));
+    await assert.rejects(pending, { name: "AbortError" });
+    const aborted = wireFetchText(`${TEXT_ORIGIN}/json`, { signal: ctl.signal });
+    await assert.rejects(
+      aborted,
+      { name: "AbortError" },
+      "an aborted signal rejects, as with fetch",
+    );
   });
 
   it("goes over the network for an origin nobody serves in-process", async () => {
@@ -351,7 +373,48 @@ describe("the oracle reached in-process", () => {
       http.close();
     }
   });
+
+  it("lets the event loop turn under a caller looping over its answers", async () => {
+    local.register("s2", { text: "7" });
+    const body = { model: "m", messages: [{ role: "user", content: "go" }] };
+    const { fired, calls } = await timerRunsDuring(() =>
+      local.client.chatCompletions(body, { headers: { "x-session-id": "s2" } })
+    );
+    assert.ok(fired, `a timer set before the loop waited for all ${calls} calls`);
+    busyFor(TURN_MS + 5); // the next call waits for a turn, during which its signal aborts
+    const ctl = new AbortController();
+    const pending = local.client.chatCompletions(body, {
+      headers: { "x-session-id": "s2" },
+      signal: ctl.signal,
+    });
+    ctl.abort(new DOMException("stop", "AbortError"));
+    await assert.rejects(pending, { name: "AbortError" });
+  });
 });
+
+/**
+ * Calls `call` in a loop until a timer set before the loop runs (or 2 s pass): whether the
+ * timer ran while the loop went on, and after how many calls.
+ */
+async function timerRunsDuring(
+  call: () => Promise<unknown>,
+): Promise<{ fired: boolean; calls: number }> {
+  let fired = false;
+  setTimeout(() => (fired = true), 0);
+  const start = performance.now();
+  let calls = 0;
+  while (!fired && performance.now() - start < 2000) {
+    await call();
+    calls++;
+  }
+  return { fired, calls };
+}
+
+/** Keeps the thread busy for `ms` milliseconds. */
+function busyFor(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) { /* busy */ }
+}
 
 async function readAll(body: AsyncIterable<Uint8Array>): Promise<string> {
   const decoder = new TextDecoder();

@@ -9,6 +9,7 @@
  */
 import type { WireHandler, WireReply, WireRequest } from "./http.ts";
 import { concatBytes } from "../util/bytes.ts";
+import { loopTurns } from "../util/loop_turn.ts";
 
 const handlers = new Map<string, WireHandler>();
 const encoder = new TextEncoder();
@@ -93,7 +94,6 @@ function deliver<T>(
   init: WireFetchInit,
   replyFor: (resolve: (value: T) => void, reject: (err: unknown) => void) => SettledReply,
 ): Promise<T> {
-  init.signal?.throwIfAborted();
   const headers: Record<string, string> = {};
   const given = init.headers;
   if (given !== undefined) {
@@ -110,13 +110,18 @@ function deliver<T>(
       ),
     discard: () => {},
   };
-  return new Promise<T>((resolve, reject) => {
-    const reply = replyFor(resolve, reject);
-    handler(request, reply).then(
-      () => reply.settle(),
-      (err) => reply.fail(err),
-    );
-  });
+  // a caller looping over in-process calls never waits on I/O: let the loop turn between
+  // two calls when it has gone too long without (kit/util/loop_turn.ts)
+  return loopTurns.whenTurned(() =>
+    new Promise<T>((resolve, reject) => {
+      init.signal?.throwIfAborted(); // rejects, as `fetch` does; checked after the turn
+      const reply = replyFor(resolve, reject);
+      handler(request, reply).then(
+        () => reply.settle(),
+        (err) => reply.fail(err),
+      );
+    })
+  );
 }
 
 /** A {@link WireReply} the in-process transport ends when its handler returns or fails. */

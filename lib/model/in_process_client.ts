@@ -7,6 +7,7 @@
  */
 import { ProviderError } from "../../kit/errors.ts";
 import { concatBytes } from "../../kit/util/bytes.ts";
+import { loopTurns } from "../../kit/util/loop_turn.ts";
 import type { WireHandler, WireReply, WireRequest } from "../../kit/wire/http.ts";
 import { ChunkQueue } from "./chunk_queue.ts";
 import { joinUrl } from "./provider_client.ts";
@@ -118,7 +119,6 @@ export function inProcessClient(baseUrl: string, handler: WireHandler): Provider
   };
   const send = (request: ProviderRequest): Promise<ProviderResponse> => {
     const { url, pathname } = targetOf(request.path ?? "/chat/completions");
-    request.signal?.throwIfAborted();
     const payload = request.body instanceof Uint8Array
       ? request.body
       : encoder.encode(JSON.stringify(request.body));
@@ -134,10 +134,15 @@ export function inProcessClient(baseUrl: string, handler: WireHandler): Provider
       body: (maxBytes) => Promise.resolve(payload.byteLength > maxBytes ? null : payload),
       discard: () => {},
     };
-    return new Promise<ProviderResponse>((resolve, reject) => {
-      const reply = new CollectingReply(url, resolve, reject);
-      handler(wire, reply).then(() => reply.end(), (err) => reply.fail(err));
-    });
+    // calls answered in-process never wait on I/O: let the loop turn between two of them
+    // when it has gone too long without (kit/util/loop_turn.ts)
+    return loopTurns.whenTurned(() =>
+      new Promise<ProviderResponse>((resolve, reject) => {
+        request.signal?.throwIfAborted(); // rejects; checked after the turn
+        const reply = new CollectingReply(url, resolve, reject);
+        handler(wire, reply).then(() => reply.end(), (err) => reply.fail(err));
+      })
+    );
   };
   return {
     baseUrl,

@@ -5,12 +5,12 @@
  * the source. Aborting the signal stops pulling new items; items in flight finish (their
  * own code sees the same signal and winds down). While a pool runs, its heap is collected
  * at intervals (lib/run/heap_trim.ts), so a long run's memory stays near what it holds, and
- * the event loop keeps turning even when no item waits on I/O (lib/run/loop_turn.ts).
+ * the event loop keeps turning even when no item waits on I/O (kit/util/loop_turn.ts).
  *
  * @module
  */
 import { startHeapTrim } from "./heap_trim.ts";
-import { LoopTurns } from "./loop_turn.ts";
+import { loopTurns as turns } from "../../kit/util/loop_turn.ts";
 
 /** Live counters of a pool. */
 export interface PoolStats {
@@ -57,11 +57,10 @@ export async function runPool<S, R>(options: PoolOptions<S, R>): Promise<void> {
   let failure: { error: unknown } | null = null;
   let exhausted = false;
   const stopped = () => exhausted || failure !== null || options.signal.aborted;
-  const turns = new LoopTurns();
 
   const worker = async () => {
     while (!stopped()) {
-      // between two items: let a loop starved by in-process rollouts turn (lib/run/loop_turn.ts)
+      // between two items: let a loop starved by in-process rollouts turn (kit/util/loop_turn.ts)
       if (turns.due()) {
         await turns.turn();
         if (stopped()) return;
