@@ -16,3 +16,15 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The UTF-8 text of chunks written as text or bytes; one text chunk is returned as it is. */
+export function chunksText(parts: readonly (string | Uint8Array)[]): string {
+  if (parts.length === 1 && typeof parts[0] === "string") return parts[0];
+  if (parts.every((p) => typeof p === "string")) return parts.join("");
+  return decoder.decode(
+    concatBytes(parts.map((p) => typeof p === "string" ? encoder.encode(p) : p)),
+  );
+}

@@ -8,12 +8,11 @@
  * @module
  */
 import type { WireHandler, WireReply, WireRequest } from "./http.ts";
-import { concatBytes } from "../util/bytes.ts";
+import { chunksText } from "../util/bytes.ts";
 import { loopTurns } from "../util/loop_turn.ts";
 
 const handlers = new Map<string, WireHandler>();
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** Serves `origin` (`http://127.0.0.1:<port>`) in-process with `handler`; returns the undo. */
 export function serveInProcess(origin: string, handler: WireHandler): () => void {
@@ -203,10 +202,7 @@ class TextReply extends InProcessReply<WireTextReply> {
     if (chunk !== undefined) this.#parts.push(chunk);
     this.ended = true;
     this.release();
-    const parts = this.#parts;
-    const text = parts.length === 1 && typeof parts[0] === "string" ? parts[0] : decoder.decode(
-      concatBytes(parts.map((p) => typeof p === "string" ? encoder.encode(p) : p)),
-    );
+    const text = chunksText(this.#parts);
     const headers: Record<string, string> = {};
     for (const k of Object.keys(this.headers)) headers[k.toLowerCase()] = this.headers[k]!;
     this.resolve({ status: this.status || 200, headers, text });

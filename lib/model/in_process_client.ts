@@ -6,7 +6,7 @@
  * @module
  */
 import { ProviderError } from "../../kit/errors.ts";
-import { concatBytes } from "../../kit/util/bytes.ts";
+import { chunksText } from "../../kit/util/bytes.ts";
 import { loopTurns } from "../../kit/util/loop_turn.ts";
 import type { WireHandler, WireReply, WireRequest } from "../../kit/wire/http.ts";
 import { ChunkQueue } from "./chunk_queue.ts";
@@ -14,13 +14,13 @@ import { joinUrl } from "./provider_client.ts";
 import type { ProviderClient, ProviderRequest, ProviderResponse } from "./provider_types.ts";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** A reply collected into a {@link ProviderResponse}: a stream once it is `text/event-stream`. */
 class CollectingReply implements WireReply {
   status = 0;
   headers: Record<string, string> = {};
-  readonly #parts: Uint8Array[] = [];
+  /** The body of a JSON reply as the handler wrote it: text stays text until it is read. */
+  readonly #parts: (string | Uint8Array)[] = [];
   #stream: ChunkQueue | null = null;
   #ended = false;
   readonly #url: string;
@@ -62,9 +62,8 @@ class CollectingReply implements WireReply {
 
   write(chunk: string | Uint8Array): void {
     if (this.#ended) return;
-    const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
-    if (this.#stream) this.#stream.push(bytes);
-    else this.#parts.push(bytes);
+    if (this.#stream) this.#stream.push(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
+    else this.#parts.push(chunk);
   }
 
   end(chunk?: string | Uint8Array): void {
@@ -72,7 +71,8 @@ class CollectingReply implements WireReply {
     if (chunk !== undefined) this.write(chunk);
     this.#ended = true;
     if (this.#stream) return this.#stream.close();
-    const text = decoder.decode(concatBytes(this.#parts));
+    // a JSON reply is one string most often (kit/wire/http.ts sendJson): no bytes made of it
+    const text = chunksText(this.#parts);
     let json: unknown = null;
     try {
       json = text.trim() === "" ? null : JSON.parse(text);
