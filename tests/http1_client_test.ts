@@ -279,6 +279,30 @@ describe("exchange over a connection pool", () => {
     });
   });
 
+  it("sends nothing of a request destroyed in the turn it was made", async () => {
+    const received: string[] = [];
+    await withServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8");
+      req.on("data", (c: string) => (body += c));
+      req.on("end", () => void received.push(body));
+      echo(req, res);
+    }, async (server) => {
+      const pool = newPool();
+      const { origin } = server;
+      assert.equal(await readAll(await post(pool, origin, "warm").response), "POST /echo warm");
+      const dropped = post(pool, origin, "dropped"); // on the kept-alive connection
+      const others = [post(pool, origin, "a"), post(pool, origin, "b")]; // on new ones
+      assert.equal(dropped.reused, true);
+      dropped.destroy(new Error("called off"));
+      await assert.rejects(dropped.response, /called off/);
+      const texts = await Promise.all(others.map(async (ex) => readAll(await ex.response)));
+      assert.deepEqual(texts, ["POST /echo a", "POST /echo b"]);
+      await new Promise((r) => setTimeout(r, 50)); // a request written would have arrived
+      assert.deepEqual(received.sort(), ["a", "b", "warm"]);
+    });
+  });
+
   it("drops an idle connection the server closed and opens a new one", async () => {
     await withServer((req, res) => {
       res.on("finish", () => setTimeout(() => req.socket.destroy(), 50)); // its idle timeout

@@ -1,7 +1,8 @@
 /**
  * One HTTP/1.1 request and its response over a pooled connection: the request written in
- * one piece, the response head delivered as a promise, the body as a byte stream that
- * pauses the socket while its reader lags. When the response ends and allows it, the
+ * one piece (with the others of the event loop's turn: lib/model/http1/write_soon.ts),
+ * the response head delivered as a promise, the body as a byte stream that pauses the
+ * socket while its reader lags. When the response ends and allows it, the
  * connection goes back to the pool before the reader has even taken the last bytes.
  *
  * @module
@@ -15,6 +16,7 @@ import {
   idleMsFor,
 } from "./connection_pool.ts";
 import { type ResponseHead, ResponseParser } from "./response_parser.ts";
+import { writeSoon } from "./write_soon.ts";
 
 /** A transport failure before the response head arrived. */
 export class Http1RequestError extends Error {
@@ -109,7 +111,7 @@ class Exchange implements Http1Exchange, ConnectionUser {
     this.reused = idle !== null;
     if (idle !== null) idle.user = this;
     this.#conn = idle ?? pool.open(origin, this);
-    this.#conn.socket.write(request);
+    writeSoon(this.#conn.socket, request); // with the other requests of this turn
   }
 
   #onHead(head: ResponseHead): void {
