@@ -38,7 +38,7 @@ console.log(
 console.log(`  ${cpuLine(tp)}`);
 await printUpstream({ n: 2 * n, c, rounds: 3 });
 await wholeProcess({ n, c, rounds: flag("rounds", 3) });
-await streaming({ n: flag("stream-n", 512), c: 256, chunks: 500, rounds: 2 });
+await streaming({ n: flag("stream-n", 512), c: 256, chunks: 500, rounds: 3 });
 await memory({ small: 2000, large: flag("large", 50_000), c });
 printLongConversations();
 printStartup(11);
