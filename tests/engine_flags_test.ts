@@ -1,6 +1,6 @@
 /**
  * Every way `vf` runs under Deno from this repository (the `vf`, `demo` and `compile` deno
- * tasks, and `bin/vf.js`, which `npx vf` runs) starts V8 with the same flags, and the README
+ * tasks, `npm run demo`, and `bin/vf.js`, which `npx vf` runs) starts V8 with the same flags, and the README
  * and docs/scripting.md tell `deno run` users those: `--expose-gc`,
  * without which the run's heap trim (lib/run/heap_trim.ts) cannot collect, and the young
  * generation's cap the memory figures were measured with (README, "Benchmarks").
@@ -36,6 +36,11 @@ describe("engine flags", () => {
       assert.deepEqual(v8Flags(tasks[name] ?? ""), expected, `deno task ${name}: ${tasks[name]}`);
     });
   }
+
+  it("npm run demo passes the same flags", () => {
+    const scripts = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts;
+    assert.deepEqual(v8Flags(scripts.demo ?? ""), expected, `npm run demo: ${scripts.demo}`);
+  });
 
   it("bin/vf.js passes the same flags", () => {
     assert.deepEqual(v8Flags(readFileSync(join(ROOT, "bin", "vf.js"), "utf8")), expected);
