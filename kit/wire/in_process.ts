@@ -91,7 +91,7 @@ function deliver<T>(
   handler: WireHandler,
   path: string,
   init: WireFetchInit,
-  replyFor: (resolve: (value: T) => void, reject: (err: unknown) => void) => SettledReply,
+  replyFor: (resolve: (value: T) => void, reject: (err: unknown) => void) => FailableReply,
 ): Promise<T> {
   const headers: Record<string, string> = {};
   const given = init.headers;
@@ -109,33 +109,43 @@ function deliver<T>(
       ),
     discard: () => {},
   };
-  // a caller looping over in-process calls never waits on I/O: let the loop turn between
-  // two calls when it has gone too long without (kit/util/loop_turn.ts)
-  return loopTurns.whenTurned(() =>
-    new Promise<T>((resolve, reject) => {
-      init.signal?.throwIfAborted(); // rejects, as `fetch` does; checked after the turn
-      const reply = replyFor(resolve, reject);
-      handler(request, reply).then(
-        () => reply.settle(),
-        (err) => reply.fail(err),
-      );
-    })
-  );
+  return handInProcess(handler, request, init.signal, replyFor);
 }
 
-/** A {@link WireReply} the in-process transport ends when its handler returns or fails. */
-interface SettledReply extends WireReply {
-  /** The handler returned: a reply it never ended is ended now. */
-  settle(): void;
+/** A {@link WireReply} that also takes its handler's failure. */
+export interface FailableReply extends WireReply {
   /** The handler failed: a fetch-like network error (or a broken body once it started). */
   fail(err: unknown): void;
+}
+
+/**
+ * Runs `handler` on `request` in this process; resolves or rejects as the reply `replyFor`
+ * makes does. When the handler returns, a reply it left open is ended (ending twice does
+ * nothing); when it throws, the reply fails. A caller looping over in-process calls never
+ * waits on I/O, so the event loop first gets a turn when it has gone too long without
+ * (kit/util/loop_turn.ts); `signal` is checked after that turn and rejects the call, as
+ * `fetch` does.
+ */
+export function handInProcess<T>(
+  handler: WireHandler,
+  request: WireRequest,
+  signal: AbortSignal | undefined,
+  replyFor: (resolve: (value: T) => void, reject: (err: unknown) => void) => FailableReply,
+): Promise<T> {
+  return loopTurns.whenTurned(() =>
+    new Promise<T>((resolve, reject) => {
+      signal?.throwIfAborted();
+      const reply = replyFor(resolve, reject);
+      handler(request, reply).then(() => reply.end(), (err) => reply.fail(err));
+    })
+  );
 }
 
 /**
  * What the in-process replies share: the status and headers, the end, the caller's abort
  * signal (listened to until the reply ends); `T` is what the caller's promise resolves to.
  */
-abstract class InProcessReply<T> implements SettledReply {
+abstract class InProcessReply<T> implements FailableReply {
   protected status = 0;
   protected headers: Record<string, string> = {};
   protected ended = false;
@@ -172,10 +182,6 @@ abstract class InProcessReply<T> implements SettledReply {
 
   destroy(): void {
     this.fail(new TypeError("terminated: the server cut the response off"));
-  }
-
-  settle(): void {
-    if (!this.ended) this.end();
   }
 
   /** The caller's signal aborted with `reason`. */

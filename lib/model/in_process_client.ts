@@ -7,8 +7,8 @@
  */
 import { ProviderError } from "../../kit/errors.ts";
 import { chunksText } from "../../kit/util/bytes.ts";
-import { loopTurns } from "../../kit/util/loop_turn.ts";
-import type { WireHandler, WireReply, WireRequest } from "../../kit/wire/http.ts";
+import type { WireHandler, WireRequest } from "../../kit/wire/http.ts";
+import { type FailableReply, handInProcess } from "../../kit/wire/in_process.ts";
 import { ChunkQueue } from "./chunk_queue.ts";
 import { joinUrl } from "./provider_client.ts";
 import type { ProviderClient, ProviderRequest, ProviderResponse } from "./provider_types.ts";
@@ -16,7 +16,7 @@ import type { ProviderClient, ProviderRequest, ProviderResponse } from "./provid
 const encoder = new TextEncoder();
 
 /** A reply collected into a {@link ProviderResponse}: a stream once it is `text/event-stream`. */
-class CollectingReply implements WireReply {
+class CollectingReply implements FailableReply {
   status = 0;
   headers: Record<string, string> = {};
   /** The body of a JSON reply as the handler wrote it: text stays text until it is read. */
@@ -134,14 +134,11 @@ export function inProcessClient(baseUrl: string, handler: WireHandler): Provider
       body: (maxBytes) => Promise.resolve(payload.byteLength > maxBytes ? null : payload),
       discard: () => {},
     };
-    // calls answered in-process never wait on I/O: let the loop turn between two of them
-    // when it has gone too long without (kit/util/loop_turn.ts)
-    return loopTurns.whenTurned(() =>
-      new Promise<ProviderResponse>((resolve, reject) => {
-        request.signal?.throwIfAborted(); // rejects; checked after the turn
-        const reply = new CollectingReply(url, resolve, reject);
-        handler(wire, reply).then(() => reply.end(), (err) => reply.fail(err));
-      })
+    return handInProcess<ProviderResponse>(
+      handler,
+      wire,
+      request.signal,
+      (resolve, reject) => new CollectingReply(url, resolve, reject),
     );
   };
   return {
