@@ -128,6 +128,11 @@ export async function spawnMock(
   return { url, stop: () => child.kill("SIGKILL") };
 }
 
+/** The JSON value a child printed on the last line of its stdout (`out`), as the bench children report. */
+export function lastJsonLine<T = unknown>(out: string): T {
+  return JSON.parse(out.trim().split("\n").at(-1) ?? "") as T;
+}
+
 /** Runs a child to completion and returns its stdout (throws on a non-zero exit). */
 export function runChild(
   argv: string[],

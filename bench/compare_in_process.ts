@@ -21,6 +21,7 @@ import process from "node:process";
 import {
   BENCH,
   denoTaskV8Flags,
+  lastJsonLine,
   loadAverages,
   median,
   ROOT,
@@ -58,7 +59,7 @@ async function measure(
     ]
     : [RUNTIMES.bun, child, root, ...args];
   const out = await runChild(argv, {}, root);
-  return JSON.parse(out.trim().split("\n").pop() ?? "") as ChildRun;
+  return lastJsonLine<ChildRun>(out);
 }
 
 /** The figures of one runtime: medians and every round of both versions. */

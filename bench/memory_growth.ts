@@ -13,7 +13,15 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import { BENCH, denoTaskV8Flags, loadAverages, runChild, RUNTIMES, spawnMock } from "./common.ts";
+import {
+  BENCH,
+  denoTaskV8Flags,
+  lastJsonLine,
+  loadAverages,
+  runChild,
+  RUNTIMES,
+  spawnMock,
+} from "./common.ts";
 import { flag } from "./throughput.ts";
 
 /**
@@ -21,6 +29,16 @@ import { flag } from "./throughput.ts";
  * tasks run it), so the first two differ in the run's periodic collections
  * (lib/run/heap_trim.ts) and show what they do; Bun always lets code collect.
  */
+/** What bench/memory_child.ts prints. */
+interface ChildFigures {
+  episodes: number;
+  wallMs: number;
+  cpuMs: number;
+  peakRssMB: number;
+  peakHeapMB: number;
+  heapAfterGcMB: number | null;
+}
+
 const SETTINGS: { name: string; argv: string[]; env?: Record<string, string> }[] = [
   { name: "deno without --expose-gc", argv: [RUNTIMES.deno, "run", "-A"] },
   { name: "deno --expose-gc", argv: [RUNTIMES.deno, "run", "-A", "--v8-flags=--expose-gc"] },
@@ -63,7 +81,7 @@ if (import.meta.main) {
           [...s.argv, join(BENCH, "memory_child.ts"), mock.url, String(n), String(c)],
           s.env,
         );
-        const r = JSON.parse(out.trim().split("\n").at(-1)!);
+        const r = lastJsonLine<ChildFigures>(out);
         if (r.episodes !== n) throw new Error(`${s.name}: ${r.episodes} of ${n} episodes`);
         figures.push(r);
         console.log(
@@ -76,7 +94,7 @@ if (import.meta.main) {
       }
       console.log(
         `${s.name}: peak RSS ratio N=${large}/N=${small} ${
-          (figures[1].peakRssMB / figures[0].peakRssMB).toFixed(2)
+          (figures[1]!.peakRssMB / figures[0]!.peakRssMB).toFixed(2)
         }x`,
       );
     }

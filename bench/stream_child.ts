@@ -30,7 +30,7 @@ import {
   startInterceptionServer,
 } from "../lib/model/interception_server.ts";
 import { createProviderClient, type ProviderClient } from "../lib/model/provider_client.ts";
-import { runChild, scriptArgv } from "./common.ts";
+import { lastJsonLine, runChild, scriptArgv } from "./common.ts";
 import { peakRssMB } from "./memory_child.ts";
 
 /** Reads a server-sent event stream to its end; returns the events that carried data. */
@@ -126,7 +126,7 @@ async function relayApart(url: string, n: number, c: number): Promise<number> {
     const out = await runChild(
       scriptArgv(import.meta.filename!, ["read", file, String(n), String(c)]),
     );
-    const read = JSON.parse(out.trim().split("\n").at(-1)!) as { chunks: number };
+    const read = lastJsonLine<{ chunks: number }>(out);
     for (const { trace, session } of opened) {
       if (trace.calls.length !== 1) throw new Error("a call was not recorded");
       session.close();

@@ -19,7 +19,15 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import { BENCH, loadAverages, median, runChild, runtimeArgv, spawnMock } from "./common.ts";
+import {
+  BENCH,
+  lastJsonLine,
+  loadAverages,
+  median,
+  runChild,
+  runtimeArgv,
+  spawnMock,
+} from "./common.ts";
 import { flag } from "./throughput.ts";
 
 /** The sides measured: the floor and the relay, its reader apart or in its process. */
@@ -61,7 +69,7 @@ export async function streaming(
       String(options.n),
       String(options.c),
     ]);
-    const r = JSON.parse((await runChild(argv)).trim().split("\n").at(-1)!) as StreamFigures;
+    const r = lastJsonLine<StreamFigures>(await runChild(argv));
     // every answer: `chunks` content events, a finish event and `[DONE]` (no usage asked)
     const expected = options.n * (options.chunks + 2);
     if (r.chunks < expected) throw new Error(`${rt} ${mode}: ${r.chunks} of ${expected} events`);
