@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -146,10 +147,14 @@ describe("loadPlugin() URL plugins", () => {
   let server: Server;
   let base = "";
   const hits: string[] = [];
+  // a path of this run's own: under deno run the plugin is imported natively, and Deno keeps
+  // remote modules in its cache by URL, so an earlier run that got the same port would
+  // answer from that cache without asking this server
+  const remotePath = `/remote-${randomUUID()}.js`;
   before(async () => {
     server = createServer((req, res) => {
       hits.push(req.url ?? "");
-      if (req.url === "/remote.js") {
+      if (req.url === remotePath) {
         res.writeHead(200, { "content-type": "application/javascript" });
         res.end(plainTaskset("remote-set"));
       } else {
@@ -170,9 +175,9 @@ describe("loadPlugin() URL plugins", () => {
 
   it("loads a plugin served over loopback HTTP (native under deno run, fetched elsewhere)", async () => {
     const fetch = { cacheDir: mkdtempSync(join(tmpdir(), "vf-url-cache-")) };
-    const p = await loadPlugin("taskset", `${base}/remote.js`, { fetch });
+    const p = await loadPlugin("taskset", `${base}${remotePath}`, { fetch });
     assert.equal(p.id, "remote-set");
-    assert.ok(hits.includes("/remote.js"));
+    assert.ok(hits.includes(remotePath));
     const missing = await pluginError(() => loadPlugin("taskset", `${base}/missing.js`, { fetch }));
     assert.equal(missing.code, "plugin_not_found");
   });
