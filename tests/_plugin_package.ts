@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { randomUUID } from "node:crypto";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -18,6 +19,15 @@ export const TOOL_BIN = join(ROOT, "node_modules", ".bin");
 
 /** The script that builds the single-file binary as it ships: `bash BUILD_BINARY <outfile>`. */
 export const BUILD_BINARY = join(ROOT, "scripts", "build_binary.sh");
+
+/**
+ * A URL path for a module served on loopback that no earlier run served: under `deno run` a
+ * URL plugin is imported natively and Deno caches remote modules by URL, so a port the OS
+ * hands out again would be answered from an earlier run's copy without asking the server.
+ */
+export function pathOfThisRun(file: string): string {
+  return `/${randomUUID()}/${file}`;
+}
 
 /** How `vf` is started. */
 export type VfHost = "deno" | "bun" | "binary";

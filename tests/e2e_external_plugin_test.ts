@@ -25,6 +25,7 @@ import { runCli } from "./_cli.ts";
 import {
   BUILD_BINARY,
   installPluginDeps,
+  pathOfThisRun,
   runProgram,
   type RunResult,
   runVf,
@@ -174,8 +175,9 @@ describe("external plugins: vf init -> npm pack -> registry -> vf eval", () => {
       }),
     );
     // a plain URL
+    const bundlePath = pathOfThisRun("vf-mathsets.js");
     server = createServer((req, res) => {
-      if (req.url === "/vf-mathsets.js") {
+      if (req.url === bundlePath) {
         res.writeHead(200, { "content-type": "text/javascript" });
         res.end(bundle);
       } else {
@@ -184,7 +186,7 @@ describe("external plugins: vf init -> npm pack -> registry -> vf eval", () => {
       }
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    urlSpec = `http://127.0.0.1:${(server.address() as AddressInfo).port}/vf-mathsets.js`;
+    urlSpec = `http://127.0.0.1:${(server.address() as AddressInfo).port}${bundlePath}`;
     const b = await built;
     assert.equal(b.code, 0, b.stderr);
   }

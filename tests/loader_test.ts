@@ -3,13 +3,13 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadPlugin, pickPlugin } from "../lib/plugins/load.ts";
 import { normalizeId } from "../lib/plugins/specifier.ts";
 import { PluginError } from "../kit/errors.ts";
+import { pathOfThisRun } from "./_plugin_package.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 
@@ -147,10 +147,7 @@ describe("loadPlugin() URL plugins", () => {
   let server: Server;
   let base = "";
   const hits: string[] = [];
-  // a path of this run's own: under deno run the plugin is imported natively, and Deno keeps
-  // remote modules in its cache by URL, so an earlier run that got the same port would
-  // answer from that cache without asking this server
-  const remotePath = `/remote-${randomUUID()}.js`;
+  const remotePath = pathOfThisRun("remote.js");
   before(async () => {
     server = createServer((req, res) => {
       hits.push(req.url ?? "");
