@@ -13,11 +13,15 @@
  * installed), its Bun binary and its `vf` under deno run join the rounds, so that two
  * versions are compared in one run, under the same load.
  *
+ * With `--halves`, one more contestant: two Bun binaries side by side, each running half
+ * the tasks with half the concurrency (the wall of the pair): what a second process would
+ * buy a run on this machine, where the mock holds a core of its own too.
+ *
  * Prints wall (median and range), peak RSS (highest), CPU, and the ratio of the median
  * wall to the median wall of the same runtime's floor, with the load averages of every
  * round. Figures only: nothing here is a test.
  *
- * `deno run -A bench/whole_process.ts [--n 2000] [--c 50] [--rounds 3]`
+ * `deno run -A bench/whole_process.ts [--n 2000] [--c 50] [--rounds 3] [--halves]`
  *
  * @module
  */
@@ -41,6 +45,7 @@ import {
 } from "./common.ts";
 import { flag, textFlag } from "./throughput.ts";
 import { seededRandom } from "../kit/taskset_view.ts";
+import { shellJoin } from "../kit/remote/process_group.ts";
 
 /** One contestant: how to run it for a given mock URL and output directory. */
 interface Contestant {
@@ -95,7 +100,13 @@ function writePromptfooConfig(dir: string, url: string, n: number): string {
 
 /** Runs the rounds and prints the table. */
 export async function wholeProcess(
-  options: { n: number; c: number; rounds: number; before?: string | undefined },
+  options: {
+    n: number;
+    c: number;
+    rounds: number;
+    before?: string | undefined;
+    halves?: boolean;
+  },
 ): Promise<Map<string, { wallMs: number; peakRssMB: number; ratio: number | null }>> {
   if (!canMeasureChildren()) {
     throw new Error("/usr/bin/time (GNU time) is needed for the peak RSS of a child process");
@@ -153,6 +164,26 @@ export async function wholeProcess(
         check: (out) => checkVfRun(out, n),
       },
     );
+  }
+  if (options.halves) {
+    const sizes = { a: Math.floor(n / 2), b: n - Math.floor(n / 2) };
+    const half = (url: string, out: string, part: "a" | "b") =>
+      shellJoin([bin, "eval", ...evalArgs(url, sizes[part], Math.ceil(c / 2), join(out, part))]);
+    contestants.push({
+      name: "vf Bun binary, halves",
+      floor: "plain fetch, Bun",
+      // the pair's wall; fails when either half does
+      argv: (url, out) => [
+        "bash",
+        "-c",
+        `${half(url, out, "a")} >/dev/null & ${half(url, out, "b")} >/dev/null; ` +
+        `b=$?; wait $!; exit $(( $? | b ))`,
+      ],
+      check: (out) => {
+        checkVfRun(join(out, "a"), sizes.a);
+        checkVfRun(join(out, "b"), sizes.b);
+      },
+    });
   }
   const promptfoo = join(ROOT, "node_modules", ".bin", "promptfoo");
   if (existsSync(promptfoo)) {
@@ -241,6 +272,7 @@ if (import.meta.main) {
     c: flag("c", 50),
     rounds: flag("rounds", 3),
     before: textFlag("before"),
+    halves: process.argv.includes("--halves"),
   });
   process.exit(0);
 }
