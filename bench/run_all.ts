@@ -3,7 +3,7 @@
  * throughput against the plain-fetch floor, the upstream leg's transports, whole processes
  * against one mock (floors, the Bun binary, `vf` under deno, promptfoo when installed),
  * streaming relay against a fetch loop, peak RSS at two run sizes, recording long
- * conversations, binary startup. Load averages are printed with every figure.
+ * conversations, redaction, binary startup. Load averages are printed with every figure.
  * `deno task bench` (or `bun bench/run_all.ts`). Figures only: nothing here is a test.
  *
  * @module
@@ -14,6 +14,7 @@ import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { loadAverages } from "./common.ts";
 import { memory } from "./memory.ts";
 import { printLongConversations } from "./long_conversation.ts";
+import { printRedact } from "./redact.ts";
 import { printStartup } from "./startup.ts";
 import { streaming } from "./streaming.ts";
 import { cpuLine, flag, throughput } from "./throughput.ts";
@@ -41,5 +42,6 @@ await wholeProcess({ n, c, rounds: flag("rounds", 3) });
 await streaming({ n: flag("stream-n", 512), c: 256, chunks: 500, rounds: 3 });
 await memory({ small: 2000, large: flag("large", 50_000), c });
 printLongConversations();
+printRedact();
 printStartup(11);
 process.exit(0);

@@ -35,8 +35,19 @@ const LOCATOR_ENDINGS = /_(PATH|FILE|DIR|URL|HOST|PORT|SOCK|TYPE|NAME|ID_FILE)$/
 
 /** Every form a registered value is searched in (raw, JSON-escaped, URL-encoded). */
 const forms = new Set<string>();
-/** The forms, longest first, so a secret containing another is scrubbed whole. */
-let ordered: string[] = [];
+/**
+ * Finds whether a text holds any form, in one pass over it however many forms there are
+ * (null when none is registered; built again after a form is added): most texts hold
+ * none, and a search per form read each trace line once per form (ten credentials make
+ * up to thirty forms; bench/redact.ts).
+ */
+let anyForm: RegExp | null = null;
+let anyFormStale = false;
+
+/** `text` as a regular expression matching it literally. */
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
 
 /** True when a variable's name says it holds a credential (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`). */
 export function isCredentialName(name: string): boolean {
@@ -51,7 +62,7 @@ export function addSecret(value: string | null | undefined): void {
   forms.add(value);
   forms.add(JSON.stringify(value).slice(1, -1));
   forms.add(encodeURIComponent(value));
-  if (forms.size !== before) ordered = [...forms].sort((a, b) => b.length - a.length);
+  if (forms.size !== before) anyFormStale = true;
 }
 
 /** Registers the values of the named variables (unset ones are skipped). */
@@ -103,14 +114,39 @@ export function addClientSecrets(
   addUrlSecrets(client.base_url);
 }
 
-/** Replaces every registered secret in `text` with {@link MASK}. */
+/**
+ * Replaces every registered secret in `text` with {@link MASK}. Where occurrences of
+ * secrets overlap (one ends inside another), the whole stretch they cover becomes one
+ * mask, so no part of either is left.
+ */
 export function redact(text: string): string {
-  if (ordered.length === 0) return text;
-  let out = text;
-  for (const secret of ordered) {
-    if (out.includes(secret)) out = out.split(secret).join(MASK);
+  if (anyFormStale) {
+    anyForm = forms.size === 0 ? null : new RegExp([...forms].map(literal).join("|"));
+    anyFormStale = false;
   }
-  return out;
+  if (anyForm === null || !anyForm.test(text)) return text;
+  const spans: [number, number][] = [];
+  for (const form of forms) {
+    for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {
+      spans.push([at, at + form.length]);
+    }
+  }
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  let out = "";
+  let copied = 0; // the text before this is in `out`
+  let [start, end] = spans[0]!; // the stretch to mask next
+  for (const [from, to] of spans) {
+    if (from < end) { // overlaps the stretch: widen it
+      if (to > end) end = to;
+      continue;
+    }
+    out += text.slice(copied, start) + MASK;
+    copied = end;
+    start = from;
+    end = to;
+  }
+  return out + text.slice(copied, start) + MASK + text.slice(end);
 }
 
 /** A URL with its userinfo replaced by {@link MASK} (unchanged when it has none or is no URL). */
@@ -140,5 +176,6 @@ export function isMaskedUrl(url: string | null | undefined): boolean {
 /** Forgets every registered secret (tests only). */
 export function clearSecretsForTests(): void {
   forms.clear();
-  ordered = [];
+  anyForm = null;
+  anyFormStale = false;
 }

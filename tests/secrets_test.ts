@@ -244,6 +244,41 @@ describe("the redaction module", () => {
     }
   });
 
+  it("masks the whole stretch where secrets overlap, and matches their characters literally", () => {
+    clearSecretsForTests();
+    try {
+      addSecret("abcdefgh1234");
+      addSecret("1234wxyz5678");
+      // one ends inside the other: no part of either is left
+      assert.equal(redact("x abcdefgh1234wxyz5678 y"), "x *** y");
+      // side by side, each is masked
+      assert.equal(redact("abcdefgh1234|1234wxyz5678"), "***|***");
+      assert.equal(redact("abcdefgh12341234wxyz5678."), "******.");
+      const special = "k.y*(a|b)[c]{2}^$\\end";
+      addSecret(special);
+      assert.equal(redact(`<${special}>`), "<***>");
+      assert.equal(redact("kXy*(a|b)[c]{2}^$\\end kyy"), "kXy*(a|b)[c]{2}^$\\end kyy");
+      assert.equal(redact(JSON.stringify({ k: special })), '{"k":"***"}');
+    } finally {
+      clearSecretsForTests();
+    }
+  });
+
+  it("masks each of many secrets wherever it occurs and leaves clean text as it is", () => {
+    clearSecretsForTests();
+    try {
+      const secrets = Array.from({ length: 10 }, (_, i) => `tok-${i}-${"q".repeat(i + 8)}/+`);
+      for (const v of secrets) addSecret(v);
+      const clean = JSON.stringify({ note: "nothing here", n: [1, 2, 3] });
+      assert.equal(redact(clean), clean);
+      const dirty = secrets.map((v, i) => `${i}:${v};${encodeURIComponent(v)}`).join(" ");
+      const masked = secrets.map((_, i) => `${i}:***;***`).join(" ");
+      assert.equal(redact(dirty), masked);
+    } finally {
+      clearSecretsForTests();
+    }
+  });
+
   it("keeps registered secrets out of the sandbox ledger", () => {
     const saved = process.env.VF_CACHE_DIR;
     process.env.VF_CACHE_DIR = mkdtempSync(join(root, "ledger-"));

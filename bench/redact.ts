@@ -1,0 +1,106 @@
+/**
+ * Redaction: every `traces.jsonl` line, log line and message goes through `redact`
+ * (kit/secrets.ts) before it is written. Prints the CPU time per line of it, for a
+ * 3 KiB and a 100 KiB line without secrets in them, with 1 and 10 registered credentials
+ * (each searched for in three forms: raw, JSON-escaped, URL-encoded), beside a search per
+ * form (`includes` for each, the way to do it without one pattern for all) on the same
+ * lines in the same run, and their ratio.
+ *
+ * `deno run -A bench/redact.ts` (or `bun bench/redact.ts`)
+ *
+ * @module
+ */
+import process from "node:process";
+import { runtimeName } from "../kit/_runtime/runtime_name.ts";
+import { addSecret, clearSecretsForTests, MASK, redact } from "../kit/secrets.ts";
+import { loadAverages } from "./common.ts";
+
+/** A line shaped like a trace's JSON: keys, short strings, numbers, some non-ASCII. */
+function traceLikeLine(chars: number, variant: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < chars; i++) {
+    const part = `{"role":"tool","content":"step ${i}: wrote out/file_${i}.txt (${
+      i * 37 + variant
+    } bytes) é","timestamp":${1796176275 + i / 10}}`;
+    parts.push(part);
+    size += part.length + 1;
+  }
+  return `{"id":"e${variant}","nodes":[${parts.join(",")}]}`;
+}
+
+/** The credentials registered: `count` of them, key-like. */
+function credentials(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `sk-${i}-${"Ab9/".repeat(8)}+${i}`);
+}
+
+/**
+ * Microseconds of CPU per call of `scrub` over `lines` in turn (distinct texts, so no
+ * engine can answer from the previous call's result); the median of 5 batches.
+ */
+function cpuPerLine(scrub: (text: string) => string, lines: string[], calls: number): number {
+  let kept = 0;
+  for (let i = 0; i < calls / 10; i++) kept += scrub(lines[i % lines.length]!).length; // warm-up
+  const batches: number[] = [];
+  for (let b = 0; b < 5; b++) {
+    const started = process.cpuUsage();
+    for (let i = 0; i < calls; i++) kept += scrub(lines[i % lines.length]!).length;
+    const used = process.cpuUsage(started);
+    batches.push((used.user + used.system) / calls);
+  }
+  if (kept === 0) throw new Error("nothing was scrubbed");
+  return batches.sort((a, b) => a - b)[2]!;
+}
+
+/** Prints the table. */
+export function printRedact(): void {
+  console.log(`redaction on ${runtimeName()}, CPU per line (${loadAverages()})`);
+  for (const count of [1, 10]) {
+    clearSecretsForTests();
+    const values = credentials(count);
+    for (const v of values) addSecret(v);
+    // the forms addSecret registers, longest first, searched one after another
+    const forms = [
+      ...new Set(values.flatMap((v) => [
+        v,
+        JSON.stringify(v).slice(1, -1),
+        encodeURIComponent(v),
+      ])),
+    ].sort((a, b) => b.length - a.length);
+    const perForm = (text: string): string => {
+      let out = text;
+      for (const form of forms) if (out.includes(form)) out = out.split(form).join(MASK);
+      return out;
+    };
+    for (
+      const [label, chars, calls] of [["3 KiB", 3 << 10, 20_000], [
+        "100 KiB",
+        100 << 10,
+        500,
+      ]] as const
+    ) {
+      const lines = Array.from({ length: 16 }, (_, i) => traceLikeLine(chars, i));
+      const line = lines[0]!;
+      const withSecret = `${line.slice(0, -1)},"k":"${values[0]}"}`;
+      if (redact(withSecret) !== perForm(withSecret) || redact(line) !== line) {
+        throw new Error("the two scrubs differ");
+      }
+      const ours = cpuPerLine(redact, lines, calls);
+      const baseline = cpuPerLine(perForm, lines, calls);
+      console.log(
+        `  ${String(count).padStart(2)} credential(s) (${forms.length} forms), ${
+          label.padEnd(7)
+        } line: ` +
+          `redact ${ours.toFixed(2)} µs, a search per form ${baseline.toFixed(2)} µs = ${
+            (ours / baseline).toFixed(2)
+          }x`,
+      );
+    }
+  }
+  clearSecretsForTests();
+}
+
+if (import.meta.main) {
+  printRedact();
+  process.exit(0);
+}
