@@ -36,10 +36,11 @@ const LOCATOR_ENDINGS = /_(PATH|FILE|DIR|URL|HOST|PORT|SOCK|TYPE|NAME|ID_FILE)$/
 /** Every form a registered value is searched in (raw, JSON-escaped, URL-encoded). */
 const forms = new Set<string>();
 /**
- * Finds whether a text holds any form, in one pass over it however many forms there are
- * (null when none is registered; built again after a form is added): most texts hold
- * none, and a search per form read each trace line once per form (ten credentials make
- * up to thirty forms; bench/redact.ts).
+ * Finds whether a text holds any form, in one pass over it however many forms there are:
+ * most texts hold none, and a search per form read each trace line once per form (ten
+ * credentials make up to thirty forms; bench/redact.ts). Built again after a form is added
+ * ({@link holdsNoForm}); null when no form is registered or the engine refused a pattern
+ * that large: every text is then searched form by form.
  */
 let anyForm: RegExp | null = null;
 let anyFormStale = false;
@@ -47,6 +48,25 @@ let anyFormStale = false;
 /** `text` as a regular expression matching it literally. */
 function literal(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * True when {@link anyForm} (built first if a form was added since) finds no form in
+ * `text`; false when it finds one or there is no pattern. An engine may refuse a pattern
+ * too large when it is built (JavaScriptCore) or when it is first run (V8): the pattern is
+ * then dropped, and its error, which would quote every secret, with it.
+ */
+function holdsNoForm(text: string): boolean {
+  try {
+    if (anyFormStale) {
+      anyFormStale = false;
+      anyForm = new RegExp([...forms].map(literal).join("|"));
+    }
+    return anyForm !== null && !anyForm.test(text);
+  } catch {
+    anyForm = null;
+    return false;
+  }
 }
 
 /** True when a variable's name says it holds a credential (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`). */
@@ -120,11 +140,7 @@ export function addClientSecrets(
  * mask, so no part of either is left.
  */
 export function redact(text: string): string {
-  if (anyFormStale) {
-    anyForm = forms.size === 0 ? null : new RegExp([...forms].map(literal).join("|"));
-    anyFormStale = false;
-  }
-  if (anyForm === null || !anyForm.test(text)) return text;
+  if (forms.size === 0 || holdsNoForm(text)) return text;
   const spans: [number, number][] = [];
   for (const form of forms) {
     for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {

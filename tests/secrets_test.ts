@@ -279,6 +279,20 @@ describe("the redaction module", () => {
     }
   });
 
+  it("masks secrets too many for one pattern of them all", () => {
+    clearSecretsForTests();
+    try {
+      // 20 MB of forms: V8 and JavaScriptCore both refuse a regular expression that large
+      const secrets = Array.from({ length: 100 }, (_, i) => `key-${i}-${"a.b+c".repeat(20_000)}`);
+      for (const v of secrets) addSecret(v);
+      assert.equal(redact("nothing to see"), "nothing to see");
+      assert.equal(redact(`x ${secrets[0]} y ${secrets[99]} z`), "x *** y *** z");
+      assert.equal(redact(`q=${encodeURIComponent(secrets[50]!)}`), "q=***");
+    } finally {
+      clearSecretsForTests();
+    }
+  });
+
   it("keeps registered secrets out of the sandbox ledger", () => {
     const saved = process.env.VF_CACHE_DIR;
     process.env.VF_CACHE_DIR = mkdtempSync(join(root, "ledger-"));
