@@ -12,7 +12,7 @@
  */
 import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
-import { addSecret, clearSecretsForTests, MASK, redact } from "../kit/secrets.ts";
+import { addSecret, clearSecretsForTests, formsOf, MASK, redact } from "../kit/secrets.ts";
 import { loadAverages } from "./common.ts";
 
 /** A line shaped like a trace's JSON: keys, short strings, numbers, some non-ASCII. */
@@ -60,13 +60,7 @@ export function printRedact(): void {
     const values = credentials(count);
     for (const v of values) addSecret(v);
     // the forms addSecret registers, longest first, searched one after another
-    const forms = [
-      ...new Set(values.flatMap((v) => [
-        v,
-        JSON.stringify(v).slice(1, -1),
-        encodeURIComponent(v),
-      ])),
-    ].sort((a, b) => b.length - a.length);
+    const forms = [...new Set(values.flatMap(formsOf))].sort((a, b) => b.length - a.length);
     const perForm = (text: string): string => {
       let out = text;
       for (const form of forms) if (out.includes(form)) out = out.split(form).join(MASK);

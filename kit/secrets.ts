@@ -75,13 +75,16 @@ export function isCredentialName(name: string): boolean {
   return CREDENTIAL_WORDS.test(upper) && !LOCATOR_ENDINGS.test(upper);
 }
 
+/** The forms a secret value is searched in: raw, JSON-escaped and URL-encoded. */
+export function formsOf(value: string): string[] {
+  return [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)];
+}
+
 /** Registers one secret value (ignored when empty or shorter than {@link MIN_SECRET_CHARS}). */
 export function addSecret(value: string | null | undefined): void {
   if (typeof value !== "string" || value.length < MIN_SECRET_CHARS) return;
   const before = forms.size;
-  forms.add(value);
-  forms.add(JSON.stringify(value).slice(1, -1));
-  forms.add(encodeURIComponent(value));
+  for (const form of formsOf(value)) forms.add(form);
   if (forms.size !== before) anyFormStale = true;
 }
 
