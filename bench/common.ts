@@ -105,12 +105,13 @@ export function loadAverages(): string {
  */
 export async function spawnMock(
   latencyMs = 0,
-  options: { runtime?: "bun" | "deno"; streamChunks?: number } = {},
+  options: { runtime?: "bun" | "deno"; streamChunks?: number; answerPadBytes?: number } = {},
 ): Promise<{ url: string; stop(): void }> {
   const args = ["--latency-ms", String(latencyMs)];
   if (options.streamChunks !== undefined) {
     args.push("--stream-chunks", String(options.streamChunks));
   }
+  if (options.answerPadBytes) args.push("--answer-pad-bytes", String(options.answerPadBytes));
   const script = join(BENCH, "mock_server.ts");
   const [cmd, ...rest] = options.runtime
     ? runtimeArgv(options.runtime, script, args)
@@ -210,9 +211,16 @@ export function median(values: number[]): number {
 
 /**
  * `vf eval` flags of the benchmark run: `n` single-turn addition questions through the
- * null harness, scored by the taskset's reward and the match judge, `c` in flight.
+ * null harness, scored by the taskset's reward and the match judge, `c` in flight. With
+ * `longAnswers` (the mock's padded answers) the judge compares the answer's last line.
  */
-export function evalArgs(url: string, n: number, c: number, out: string): string[] {
+export function evalArgs(
+  url: string,
+  n: number,
+  c: number,
+  out: string,
+  longAnswers = false,
+): string[] {
   return [
     "addition",
     "-n",
@@ -224,7 +232,7 @@ export function evalArgs(url: string, n: number, c: number, out: string): string
     "--env.agent.harness.id",
     "null",
     "--env.taskset.task.judges",
-    '[{"id":"match"}]',
+    longAnswers ? '[{"id":"match","extract":"last_line"}]' : '[{"id":"match"}]',
     "--client.base-url",
     url,
     "--client.api-key-var",

@@ -8,10 +8,11 @@
  * (the process's, and its JavaScript thread's on Linux), their ratio, the median of each
  * round's own ratio (the two runs of a round ran back to back, so the load's drift over the
  * rounds cancels out of it), every round's figure and the load averages: the way to tell a change of a few percent from the
- * machine's noise, which moves identical runs by as much between rounds.
+ * machine's noise, which moves identical runs by as much between rounds. `--credentials K`
+ * and `--answer-kib P` run both in a user-like environment (bench/user_env.ts).
  *
  * `deno run -A bench/compare_in_process.ts --before <checkout> [--n 5000] [--warmup 2000]
- * [--c 50] [--rounds 8]`
+ * [--c 50] [--rounds 8] [--credentials 0] [--answer-kib 0]`
  *
  * @module
  */
@@ -30,6 +31,12 @@ import {
   spawnMock,
 } from "./common.ts";
 import { flag, textFlag } from "./throughput.ts";
+import {
+  credentialVariables,
+  describeEnvironment,
+  environmentFlags,
+  type UserEnvironment,
+} from "./user_env.ts";
 
 /** What one child measured. */
 interface ChildRun {
@@ -43,6 +50,7 @@ async function measure(
   runtime: "bun" | "deno",
   root: string,
   args: string[],
+  env: Record<string, string>,
 ): Promise<ChildRun> {
   const child = join(BENCH, "in_process_child.ts");
   const argv = runtime === "deno"
@@ -58,7 +66,7 @@ async function measure(
       ...args,
     ]
     : [RUNTIMES.bun, child, root, ...args];
-  const out = await runChild(argv, {}, root);
+  const out = await runChild(argv, env, root);
   return lastJsonLine<ChildRun>(out);
 }
 
@@ -88,23 +96,28 @@ export async function compareInProcess(options: {
   warmup: number;
   c: number;
   rounds: number;
+  environment: UserEnvironment;
 }): Promise<void> {
   const before = resolve(options.before);
   if (!existsSync(join(before, "lib", "run", "run_eval.ts"))) {
     console.error(`--before ${options.before}: not a checkout of this repository`);
     process.exit(2);
   }
-  const mock = await spawnMock(0, { runtime: "bun" });
+  const { credentials, answerPadBytes } = options.environment;
+  const mock = await spawnMock(0, { runtime: "bun", answerPadBytes });
+  // the same values for both versions: a secret's length is part of what redaction costs
+  const env = credentialVariables(credentials);
   const seen = new Map<string, ChildRun[]>();
   try {
     const args = [mock.url, String(options.n), String(options.warmup), String(options.c)];
+    if (answerPadBytes > 0) args.push("long");
     for (let round = 0; round < options.rounds; round++) {
       for (const runtime of ["bun", "deno"] as const) {
         const versions = [{ root: before, label: "before" }, { root: ROOT, label: "now" }];
         for (const { root, label } of round % 2 === 0 ? versions : versions.reverse()) {
           const key = `${runtime} ${label}`;
           const list = seen.get(key) ?? [];
-          list.push(await measure(runtime, root, args));
+          list.push(await measure(runtime, root, args, env));
           seen.set(key, list);
         }
       }
@@ -115,7 +128,8 @@ export async function compareInProcess(options: {
   }
   console.log(
     `in process, before = ${before}, now = this checkout: N=${options.n} after ${options.warmup} ` +
-      `warm-up rollouts, C=${options.c}, ${options.rounds} rounds (${loadAverages()})`,
+      `warm-up rollouts, C=${options.c}, ${options.rounds} rounds, ` +
+      `${describeEnvironment(options.environment)} (${loadAverages()})`,
   );
   for (const runtime of ["bun", "deno"]) {
     report(runtime, seen.get(`${runtime} before`)!, seen.get(`${runtime} now`)!);
@@ -134,6 +148,7 @@ if (import.meta.main) {
     warmup: flag("warmup", 2000),
     c: flag("c", 50),
     rounds: flag("rounds", 8),
+    environment: environmentFlags(),
   });
   process.exit(0);
 }

@@ -5,7 +5,8 @@
  * mock at `url`, and prints one JSON line: CPU per rollout of the measured run (process,
  * and the JavaScript thread where the system tells it) and its wall.
  *
- * `<runtime> bench/in_process_child.ts <root> <url> <n> <warmup> <c>`
+ * `<runtime> bench/in_process_child.ts <root> <url> <n> <warmup> <c> [long]`: with `long`
+ * the mock's answers end in their number (bench/mock_server.ts `answerPadBytes`).
  *
  * The checkout must have `lib/config/load_config.ts` (`loadEvalConfig`),
  * `lib/run/naming.ts` (`resolveRunDir`), `lib/run/run_eval.ts` (`runEval`) and
@@ -21,11 +22,12 @@ import { pathToFileURL } from "node:url";
 import { evalArgs } from "./common.ts";
 import { threadCpuBetween, threadTimes } from "./thread_cpu.ts";
 
-const [root, url, nText, warmupText, cText] = process.argv.slice(2);
+const [root, url, nText, warmupText, cText, longText] = process.argv.slice(2);
 if (root === undefined || url === undefined || cText === undefined) {
-  console.error("usage: in_process_child.ts <root> <url> <n> <warmup> <c>");
+  console.error("usage: in_process_child.ts <root> <url> <n> <warmup> <c> [long]");
   process.exit(2);
 }
+const longAnswers = longText === "long";
 const at = (path: string) => pathToFileURL(join(root, path)).href;
 await import(at("bench/_builtins.ts"));
 const { loadEvalConfig } = await import(at("lib/config/load_config.ts"));
@@ -36,7 +38,7 @@ const { runEval } = await import(at("lib/run/run_eval.ts"));
 async function run(n: number, c: number) {
   const out = mkdtempSync(join(tmpdir(), "vf-bench-"));
   try {
-    const loaded = await loadEvalConfig(evalArgs(url!, n, c, out), { cwd: out });
+    const loaded = await loadEvalConfig(evalArgs(url!, n, c, out, longAnswers), { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
     const threads = threadTimes();
     const cpu = process.cpuUsage();

@@ -2,14 +2,17 @@
  * A loopback mock of an OpenAI-compatible chat completions endpoint for benchmarks:
  * `POST /v1/chat/completions` with a bearer token and a JSON body holding `model` and
  * `messages`; it answers `a + b` questions with their sum (anything else with "ok"),
- * after an optional fixed latency. A request with `stream: true` is answered as server-sent
+ * after an optional fixed latency; with `answerPadBytes` every answer is that many bytes of
+ * reasoning-like text (no digits) and a newline before the number, as a long agent reply
+ * would be. A request with `stream: true` is answered as server-sent
  * events: the answer as `streamChunks` `chat.completion.chunk` events (the first carries the
  * answer, the others one space each), a finish chunk, a usage chunk when
  * `stream_options.include_usage` asks for it, and `data: [DONE]`. No recording: it must
  * stay cheap.
  *
  * As a program it prints its base URL (with `/v1`) on stdout and serves until killed:
- * `deno run -A bench/mock_server.ts [--latency-ms N] [--stream-chunks 500]`.
+ * `deno run -A bench/mock_server.ts [--latency-ms N] [--stream-chunks 500]
+ * [--answer-pad-bytes 0]`.
  *
  * @module
  */
@@ -29,6 +32,16 @@ export interface MockServer {
 function answer(content: string): string {
   const m = /(-?\d+)\s*\+\s*(-?\d+)/.exec(content);
   return m ? String(Number(m[1]) + Number(m[2])) : "ok";
+}
+
+/** Text with no digit, escapes included, as a model's reasoning before its answer. */
+const REASONING = 'First I read the question again. The "sum" is what I need: I add the ' +
+  "ones, carry when they pass nine, then the tens.\nChecking it once more gives the same.\n";
+
+/** `bytes` bytes of {@link REASONING} repeated (0: none). */
+export function reasoningPad(bytes: number): string {
+  if (bytes <= 0) return "";
+  return REASONING.repeat(Math.ceil(bytes / REASONING.length)).slice(0, bytes);
 }
 
 function send(res: http.ServerResponse, status: number, body: string): void {
@@ -84,9 +97,10 @@ function sendStream(
 
 /** Starts the mock on 127.0.0.1 (OS-chosen port). */
 export async function startMockServer(
-  options: { latencyMs?: number; streamChunks?: number } = {},
+  options: { latencyMs?: number; streamChunks?: number; answerPadBytes?: number } = {},
 ): Promise<MockServer> {
   const latency = options.latencyMs ?? 0;
+  const pad = reasoningPad(options.answerPadBytes ?? 0);
   const streamChunks = options.streamChunks ?? 500;
   let served = 0;
   let created = 1_700_000_000;
@@ -120,7 +134,8 @@ export async function startMockServer(
         );
       }
       const last = body.messages.at(-1)?.content;
-      const content = answer(typeof last === "string" ? last : "");
+      const sum = answer(typeof last === "string" ? last : "");
+      const content = pad ? `${pad}\n${sum}` : sum;
       if (body.stream === true) {
         const usage = body.stream_options?.include_usage === true;
         const id = `chatcmpl-mock-${served++}`;
@@ -169,6 +184,7 @@ if (import.meta.main) {
   const mock = await startMockServer({
     latencyMs: arg("--latency-ms", 0),
     streamChunks: arg("--stream-chunks", 500),
+    answerPadBytes: arg("--answer-pad-bytes", 0),
   });
   process.stdout.write(mock.url + "\n");
 }

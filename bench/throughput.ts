@@ -12,9 +12,12 @@
  * UTF-8 bytes. No engine can do less per rollout than the model call plus that work, so the
  * two together bound how near the floor a run can come. On Linux, each one's CPU per rollout
  * is also split by thread (bench/thread_cpu.ts): the JavaScript thread's own work apart from
- * the engine's compiler and collector threads and Bun's HTTP client thread.
+ * the engine's compiler and collector threads and Bun's HTTP client thread. With
+ * `--credentials K` and `--answer-kib P` the run's environment holds K more credentials and
+ * every answer is P KiB long (bench/user_env.ts); the floor reads the same long answers.
  *
- * `deno run -A bench/throughput.ts [--n 2000] [--c 50] [--latency-ms 0] [--repeats 3]`
+ * `deno run -A bench/throughput.ts [--n 2000] [--c 50] [--latency-ms 0] [--repeats 3]
+ * [--credentials 0] [--answer-kib 0]`
  *
  * @module
  */
@@ -34,6 +37,13 @@ import { traceTask } from "../lib/rollout/new_trace.ts";
 import { askMock } from "./ask_mock.ts";
 import { evalArgs, median, spawnMock } from "./common.ts";
 import { type ThreadCpu, threadCpuBetween, threadCpuLine, threadTimes } from "./thread_cpu.ts";
+import {
+  BARE,
+  describeEnvironment,
+  environmentFlags,
+  setCredentialVariables,
+  type UserEnvironment,
+} from "./user_env.ts";
 
 /** Reads `--name value` from argv. */
 export function flag(name: string, fallback: number): number {
@@ -92,17 +102,19 @@ async function plainFetch(url: string, n: number, c: number): Promise<Timed> {
 
 /**
  * One whole run (`vf eval`, in-process) against the mock, or the oracle with `oracle`;
- * returns its wall and CPU time and its last episode.
+ * returns its wall and CPU time and its last episode. `longAnswers`: the mock's answers
+ * end in the number rather than being it.
  */
 async function evalRun(
   url: string,
   n: number,
   c: number,
   oracle = false,
+  longAnswers = false,
 ): Promise<Timed & { episode: Episode }> {
   const out = mkdtempSync(join(tmpdir(), "vf-bench-"));
   try {
-    const args = evalArgs(url, n, c, out);
+    const args = evalArgs(url, n, c, out, longAnswers && !oracle);
     if (oracle) args[args.indexOf("-m") + 1] = "oracle";
     const loaded = await loadEvalConfig(args, { cwd: out });
     const runDir = resolveRunDir(loaded.config, out);
@@ -163,16 +175,28 @@ export interface ThroughputFigures {
   byThread: { floor: string; run: string; oracle: string } | null;
 }
 
-/** Measures the floor, the run and the oracle run, interleaved `repeats` times. */
+/**
+ * Measures the floor, the run and the oracle run, interleaved `repeats` times, in the
+ * given environment (default: bare). Credentials set here stay registered in this process.
+ */
 export async function throughput(
-  options: { n: number; c: number; latencyMs: number; repeats: number },
+  options: {
+    n: number;
+    c: number;
+    latencyMs: number;
+    repeats: number;
+    environment?: UserEnvironment;
+  },
 ): Promise<ThroughputFigures> {
+  const env = options.environment ?? BARE;
   process.env.VF_BENCH_KEY = "sk-bench";
-  const mock = await spawnMock(options.latencyMs);
+  setCredentialVariables(env.credentials);
+  const long = env.answerPadBytes > 0;
+  const mock = await spawnMock(options.latencyMs, { answerPadBytes: env.answerPadBytes });
   try {
     // warm-up: JIT, connection pools, module loading
     await plainFetch(mock.url, 200, options.c);
-    await evalRun(mock.url, 200, options.c);
+    await evalRun(mock.url, 200, options.c, false, long);
     await evalRun(mock.url, 200, options.c, true);
     const floors: Timed[] = [];
     const runs: (Timed & { episode: Episode })[] = [];
@@ -180,7 +204,7 @@ export async function throughput(
     const formats: number[] = [];
     for (let i = 0; i < options.repeats; i++) {
       floors.push(await plainFetch(mock.url, options.n, options.c));
-      runs.push(await evalRun(mock.url, options.n, options.c));
+      runs.push(await evalRun(mock.url, options.n, options.c, false, long));
       oracles.push(await evalRun(mock.url, options.n, options.c, true));
       formats.push(formatWorkCpuUs(runs[i]!.episode));
     }
@@ -231,10 +255,13 @@ if (import.meta.main) {
     c: flag("c", 50),
     latencyMs: flag("latency-ms", 0),
     repeats: flag("repeats", 3),
+    environment: environmentFlags(),
   };
   const r = await throughput(o);
   console.log(
-    `throughput  N=${o.n} C=${o.c} latency=${o.latencyMs}ms: run ${r.runMs.toFixed(0)} ms, ` +
+    `throughput  N=${o.n} C=${o.c} latency=${o.latencyMs}ms, ${
+      describeEnvironment(o.environment)
+    }: run ${r.runMs.toFixed(0)} ms, ` +
       `plain-fetch floor ${r.floorMs.toFixed(0)} ms, ratio ${r.ratio.toFixed(2)}x ` +
       `(${(o.n / (r.runMs / 1000)).toFixed(0)} rollouts/s); the engine alone (oracle, no ` +
       `socket) ${r.oracleMs.toFixed(0)} ms = ${(r.oracleMs / r.floorMs).toFixed(2)}x the floor`,
