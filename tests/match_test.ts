@@ -104,6 +104,23 @@ describe("extractors", () => {
   it("lastLine() skips blank lines", () => {
     assert.equal(lastLine("a\n  b  \r\n\n  \n"), "b");
     assert.equal(lastLine(" \n\t"), null);
+    assert.equal(lastLine("a\rb\r"), "b");
+    assert.equal(lastLine(""), null);
+  });
+
+  it("lastLine() reads what splitting the whole text into lines reads", () => {
+    const bySplit = (text: string) => {
+      const line = text.split(/\r?\n|\r/).findLast((l) => l.trim() !== "");
+      return line === undefined ? null : line.trim();
+    };
+    const pieces = ["a", "bc", " ", "\t", "\n", "\r", "\r\n", "\u00a0", "\u2028", "\n\r"];
+    let seed = 7;
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16;
+    for (let i = 0; i < 3000; i++) {
+      let text = "";
+      for (let k = next() % 10; k > 0; k--) text += pieces[next() % pieces.length];
+      assert.equal(lastLine(text), bySplit(text), JSON.stringify(text));
+    }
   });
 
   it("lastNumber() and parseNumber() read signed, grouped and decimal numbers", () => {

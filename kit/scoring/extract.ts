@@ -49,11 +49,22 @@ export function extractTag(text: string, name: string): string | null {
   return last === null ? null : last.trim();
 }
 
-/** The last line with non-whitespace content, trimmed; `null` for blank text. */
+/**
+ * The last line with non-whitespace content, trimmed; `null` for blank text. Lines end at
+ * `\n`, `\r\n` or `\r`. Read from the end: a long reply's earlier lines are not visited.
+ */
 export function lastLine(text: string): string | null {
-  const lines = text.split(/\r?\n|\r/);
-  const line = lines.findLast((l) => l.trim() !== "");
-  return line === undefined ? null : line.trim();
+  for (let end = text.length; end > 0;) {
+    // a `\r` is looked for after the last `\n` only: a search of the whole text for a
+    // separator it does not hold is what this function avoids
+    const afterNewline = text.lastIndexOf("\n", end - 1) + 1;
+    const tail = text.slice(afterNewline, end);
+    const start = afterNewline + tail.lastIndexOf("\r") + 1;
+    const line = (start === afterNewline ? tail : text.slice(start, end)).trim();
+    if (line !== "") return line;
+    end = start - 1; // before the break (a `\r\n`'s `\r` ends an empty line: skipped)
+  }
+  return null;
 }
 
 /**
