@@ -15,6 +15,7 @@ import { serveInProcess, wireFetch, wireFetchText } from "../kit/wire/in_process
 import { SseSplitter } from "../kit/wire/sse.ts";
 import { TURN_MS } from "../kit/util/loop_turn.ts";
 import { runChatLoop } from "../kit/harness/chat_loop.ts";
+import { addSecret, clearSecretsForTests } from "../kit/secrets.ts";
 import {
   type InterceptionServer,
   type SessionTrace,
@@ -105,6 +106,7 @@ describe("wireFetch", () => {
 
 describe("wireFetchText", () => {
   const TEXT_ORIGIN = "http://127.0.0.1:2";
+  const OFFERED = { a: 1, list: [{ b: "c" }] };
   let undo: () => void;
   before(() => {
     const handler: WireHandler = async (req, reply) => {
@@ -122,6 +124,16 @@ describe("wireFetchText", () => {
       if (req.path === "/cut") {
         reply.write("a");
         return reply.destroy();
+      }
+      if (req.path === "/offered") {
+        reply.offerParsed?.(OFFERED);
+        return sendJson(reply, 200, JSON.stringify(OFFERED));
+      }
+      if (req.path === "/offered-then-written") {
+        reply.offerParsed?.(OFFERED);
+        reply.head(200, { "content-type": "application/json" });
+        reply.write('{"a":');
+        return reply.end("2}");
       }
       if (req.path === "/slow") return await new Promise(() => {});
       throw new Error("handler failed");
@@ -145,6 +157,17 @@ describe("wireFetchText", () => {
       '{"got":"hi"}',
     ]);
     assert.equal((await wireFetchText(`${TEXT_ORIGIN}/parts`)).text, "aéz");
+  });
+
+  it("hands over the parsed body a handler offered, only when that body is all it sent", async () => {
+    const offered = await wireFetchText(`${TEXT_ORIGIN}/offered`);
+    assert.equal(offered.json, OFFERED, "the value itself: nothing parsed again");
+    assert.deepEqual(JSON.parse(offered.text), OFFERED);
+    const res = await wireFetch(`${TEXT_ORIGIN}/offered`);
+    assert.equal(await res.text(), offered.text, "a Response carries the same text");
+    const written = await wireFetchText(`${TEXT_ORIGIN}/offered-then-written`);
+    assert.deepEqual([written.text, "json" in written], ['{"a":2}', false]);
+    assert.equal("json" in await wireFetchText(`${TEXT_ORIGIN}/json`), false);
   });
 
   it("fails like fetch when the reply is cut off, the handler throws or the signal aborts", async () => {
@@ -203,10 +226,13 @@ describe("the interception server reached in-process", () => {
   let server: InterceptionServer;
   before(async () => {
     fake = await startFakeOpenAI({
-      script: (body) =>
-        body.messages.length < 3
+      script: (body) => {
+        const last = body.messages.at(-1).content;
+        if (typeof last === "string" && last.startsWith("echo ")) return last.slice(5);
+        return body.messages.length < 3
           ? { tool_calls: [{ id: "call_echo", name: "echo", arguments: { text: "hi" } }] }
-          : { content: "done " + "x".repeat(300), reasoning_content: "thought" },
+          : { content: "done " + "x".repeat(300), reasoning_content: "thought" };
+      },
     });
     client = createProviderClient({ baseUrl: fake.url });
     server = await startInterceptionServer();
@@ -247,6 +273,38 @@ describe("the interception server reached in-process", () => {
       assert.match(inProcess.answer, /^done x+$/);
     }
     assert.equal(fake.requests.length - requestsBefore, 8);
+  });
+
+  it("hands a caller in this process the parsed answer, which the record does not share", async () => {
+    const trace = newTrace("t-parsed");
+    const session = server.open({ trace, model: "m", sampling: {}, client, limits: {} });
+    const post = (messages: unknown[]) =>
+      wireFetchText(`${session.endpoint}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${session.secret}` },
+        body: JSON.stringify({ model: "program-model", messages }),
+      });
+    try {
+      const first = await post([{ role: "user", content: "say hi" }]);
+      assert.deepEqual(first.json, JSON.parse(first.text));
+      const recorded = JSON.stringify(trace.nodes);
+      // the caller owns what it was given: changing it leaves the record as it was
+      const message = (first.json as { choices: { message: Record<string, unknown> }[] })
+        .choices[0]!.message;
+      (message.tool_calls as { id: string }[])[0]!.id = "changed";
+      message.content = "changed";
+      assert.equal(JSON.stringify(trace.nodes), recorded);
+
+      // an answer that echoes a credential is scrubbed: only its text is handed over
+      addSecret("sk-echoed-credential-1234");
+      const echoed = await post([{ role: "user", content: "echo sk-echoed-credential-1234" }]);
+      assert.equal(echoed.status, 200);
+      assert.equal("json" in echoed, false);
+      assert.doesNotMatch(echoed.text, /sk-echoed-credential-1234/);
+    } finally {
+      clearSecretsForTests();
+      session.close();
+    }
   });
 
   it("is what the host-side chat loop reaches: no socket needed", async () => {

@@ -12,7 +12,7 @@ import {
   startInterceptionServer,
 } from "../lib/model/interception_server.ts";
 import { createProviderClient, type ProviderClient } from "../lib/model/provider_client.ts";
-import { parseChatUsage } from "../lib/model/chat_dialect.ts";
+import { outcomeFromCompletion, parseChatUsage } from "../lib/model/chat_dialect.ts";
 import { ChatStreamAccumulator } from "../lib/model/chat_stream.ts";
 import { SseSplitter } from "../kit/wire/sse.ts";
 import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
@@ -79,6 +79,32 @@ function post(
 const userMsg = (content: string) => ({ role: "user", content });
 
 describe("chat dialect pieces", () => {
+  it("outcomeFromCompletion() keeps nothing of the completion: a harness may be handed it", () => {
+    const completion = {
+      choices: [{
+        message: {
+          role: "assistant",
+          content: "hi",
+          tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+          provider_state: { opaque: ["s1"] },
+        },
+        finish_reason: "tool_calls",
+      }],
+      usage: { prompt_tokens: 3, completion_tokens: 1 },
+    };
+    const outcome = outcomeFromCompletion(completion)!;
+    const before = JSON.stringify(outcome);
+    const message = completion.choices[0]!.message;
+    message.tool_calls[0]!.function.name = "changed";
+    message.provider_state.opaque.push("changed");
+    completion.usage.prompt_tokens = 99;
+    assert.equal(JSON.stringify(outcome), before);
+    assert.deepEqual(
+      outcome.message.role === "assistant" ? outcome.message.provider_state : null,
+      { opaque: ["s1"] },
+    );
+  });
+
   it("parseChatUsage() splits cached tokens out of the prompt and reads reasoning tokens", () => {
     assert.deepEqual(
       parseChatUsage({

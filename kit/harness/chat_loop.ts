@@ -109,7 +109,7 @@ async function postChat(url: string, body: string, options: ChatLoopOptions): Pr
         body,
         signal: options.signal,
       });
-      if (res.status >= 200 && res.status < 300) return parseCompletion(res.text);
+      if (res.status >= 200 && res.status < 300) return parseCompletion(res.text, res.json);
       status = res.status;
       detail = errorMessageOf(res.text, MAX_ERROR_CHARS);
       retryAfterMs = parseRetryAfter(res.headers["retry-after"] ?? null);
@@ -129,13 +129,18 @@ async function postChat(url: string, body: string, options: ChatLoopOptions): Pr
   }
 }
 
-/** Reads `choices[0].message` of a chat completion body. */
-function parseCompletion(text: string): PostResult {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return { ok: false, error: `malformed response: not JSON: ${text.slice(0, 200)}` };
+/**
+ * Reads `choices[0].message` of a chat completion body: `json` when the reply came parsed
+ * (from the interception in this process), else the text parsed.
+ */
+function parseCompletion(text: string, json: unknown): PostResult {
+  let data = json;
+  if (data === undefined) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      return { ok: false, error: `malformed response: not JSON: ${text.slice(0, 200)}` };
+    }
   }
   const choices = (data as { choices?: unknown })?.choices;
   const message = Array.isArray(choices) ? (choices[0] as { message?: unknown })?.message : null;

@@ -38,6 +38,13 @@ export interface WireReply {
   end(chunk?: string | Uint8Array): void;
   /** Cuts the reply off: the peer sees a broken body, never a complete one. */
   destroy(): void;
+  /**
+   * Optional: the body the coming `end` sends as its one chunk, already parsed (what
+   * `JSON.parse` of it gives, held by nothing else). A reply that hands its body to a caller
+   * in this process passes it on, so that the caller need not parse the text again; a reply
+   * over a socket has no use for it.
+   */
+  offerParsed?(value: unknown): void;
 }
 
 /** A handler of {@link WireRequest}s. */

@@ -63,6 +63,11 @@ export interface WireTextReply {
   status: number;
   headers: Record<string, string>;
   text: string;
+  /**
+   * The body parsed, when the handler in this process had it so (`WireReply.offerParsed`):
+   * what `JSON.parse(text)` gives, and the caller's own. Absent otherwise.
+   */
+  json?: unknown;
 }
 
 /**
@@ -198,9 +203,17 @@ abstract class InProcessReply<T> implements FailableReply {
 /** A {@link WireReply} gathered into one text (see {@link wireFetchText}). */
 class TextReply extends InProcessReply<WireTextReply> {
   #parts: (string | Uint8Array)[] = [];
+  /** What the handler offered as the parsed body; kept only while the body is its end chunk. */
+  #parsed: { value: unknown } | null = null;
 
   write(chunk: string | Uint8Array): void {
-    if (!this.ended) this.#parts.push(chunk);
+    if (this.ended) return;
+    this.#parts.push(chunk);
+    this.#parsed = null;
+  }
+
+  offerParsed(value: unknown): void {
+    if (!this.ended && this.#parts.length === 0) this.#parsed = { value };
   }
 
   end(chunk?: string | Uint8Array): void {
@@ -211,7 +224,9 @@ class TextReply extends InProcessReply<WireTextReply> {
     const text = chunksText(this.#parts);
     const headers: Record<string, string> = {};
     for (const k of Object.keys(this.headers)) headers[k.toLowerCase()] = this.headers[k]!;
-    this.resolve({ status: this.status || 200, headers, text });
+    const reply: WireTextReply = { status: this.status || 200, headers, text };
+    if (this.#parsed !== null) reply.json = this.#parsed.value;
+    this.resolve(reply);
   }
 
   fail(err: unknown): void {

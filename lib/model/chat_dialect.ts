@@ -154,7 +154,11 @@ export function chatToMessage(raw: ChatMessage): Message {
       if (reasoning !== null) msg.reasoning_content = reasoning;
       const calls = toolCallsFromChat(raw.tool_calls);
       if (calls) msg.tool_calls = calls;
-      if (raw.provider_state !== undefined) msg.provider_state = raw.provider_state;
+      // a copy: the message must hold nothing of `raw`, which a harness in this process may
+      // be handed as its own (lib/model/interception/call.ts)
+      if (raw.provider_state !== undefined) {
+        msg.provider_state = structuredClone(raw.provider_state);
+      }
       return msg;
     }
     case "tool":

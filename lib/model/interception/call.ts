@@ -295,6 +295,10 @@ async function exchange(
       commit(outcome);
       const headers = { ...relayHeaders(response.headers), "content-type": "application/json" };
       const text = redact(response.text);
+      // A harness in this process takes the parsed body rather than parse it again: the
+      // record holds none of it (lib/model/chat_dialect.ts chatToMessage copies what it
+      // keeps), and nothing was scrubbed from the text, so it is what the text parses to.
+      if (text === response.text) reply.offerParsed?.(response.json);
       sendJson(reply, response.status, text, headers);
       return { status: response.status, headers, body: text };
     }
