@@ -1,8 +1,9 @@
 /**
  * Redaction: every `traces.jsonl` line, log line and message goes through `redact`
  * (kit/secrets.ts) before it is written. Prints the CPU time per line of it, for a
- * 3 KiB and a 100 KiB line without secrets in them, with 1 and 10 registered credentials
- * (each searched for in three forms: raw, JSON-escaped, URL-encoded), beside a search per
+ * 3 KiB and a 100 KiB line of a trace's JSON and a 100 KiB line of an agent's prose (a long
+ * reply), none holding a secret, with 1 and 10 registered credentials (each searched for in
+ * its raw, JSON-escaped and URL-encoded forms, one form where they coincide), beside a search per
  * form (`includes` for each, the way to do it without one pattern for all) on the same
  * lines in the same run, and their ratio.
  *
@@ -14,6 +15,8 @@ import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { addSecret, clearSecretsForTests, formsOf, MASK, redact } from "../kit/secrets.ts";
 import { loadAverages } from "./common.ts";
+import { reasoningPad } from "./mock_server.ts";
+import { credentialVariables } from "./user_env.ts";
 
 /** A line shaped like a trace's JSON: keys, short strings, numbers, some non-ASCII. */
 function traceLikeLine(chars: number, variant: number): string {
@@ -29,9 +32,18 @@ function traceLikeLine(chars: number, variant: number): string {
   return `{"id":"e${variant}","nodes":[${parts.join(",")}]}`;
 }
 
-/** The credentials registered: `count` of them, key-like. */
+/** A line holding an agent's long reply: prose, quotes and newlines escaped. */
+function proseLine(chars: number, variant: number): string {
+  return `{"id":"e${variant}","content":${JSON.stringify(reasoningPad(chars + variant))}}`;
+}
+
+/**
+ * The credentials registered: `count` of them, shaped as a user's keys are (bench/user_env.ts):
+ * different prefixes and lengths. Keys that all begin alike would flatter the one-pass search,
+ * which an engine then scans for one prefix rather than a set of first characters.
+ */
 function credentials(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `sk-${i}-${"Ab9/".repeat(8)}+${i}`);
+  return Object.values(credentialVariables(count));
 }
 
 /**
@@ -66,14 +78,13 @@ export function printRedact(): void {
       for (const form of forms) if (out.includes(form)) out = out.split(form).join(MASK);
       return out;
     };
-    for (
-      const [label, chars, calls] of [["3 KiB", 3 << 10, 20_000], [
-        "100 KiB",
-        100 << 10,
-        500,
-      ]] as const
-    ) {
-      const lines = Array.from({ length: 16 }, (_, i) => traceLikeLine(chars, i));
+    const kinds = [
+      ["3 KiB", (i: number) => traceLikeLine(3 << 10, i), 20_000],
+      ["100 KiB", (i: number) => traceLikeLine(100 << 10, i), 500],
+      ["100 KiB prose", (i: number) => proseLine(100 << 10, i), 500],
+    ] as const;
+    for (const [label, make, calls] of kinds) {
+      const lines = Array.from({ length: 16 }, (_, i) => make(i));
       const line = lines[0]!;
       const withSecret = `${line.slice(0, -1)},"k":"${values[0]}"}`;
       if (redact(withSecret) !== perForm(withSecret) || redact(line) !== line) {
@@ -83,7 +94,7 @@ export function printRedact(): void {
       const baseline = cpuPerLine(perForm, lines, calls);
       console.log(
         `  ${String(count).padStart(2)} credential(s) (${forms.length} forms), ${
-          label.padEnd(7)
+          label.padEnd(13)
         } line: ` +
           `redact ${ours.toFixed(2)} µs, a search per form ${baseline.toFixed(2)} µs = ${
             (ours / baseline).toFixed(2)

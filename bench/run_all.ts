@@ -3,7 +3,9 @@
  * throughput against the plain-fetch floor, the upstream leg's transports, whole processes
  * against one mock (floors, the Bun binary, `vf` under deno, promptfoo when installed),
  * streaming relay against a fetch loop, peak RSS at two run sizes, recording long
- * conversations, redaction, binary startup. Load averages are printed with every figure.
+ * conversations, redaction, binary startup, and last the in-process throughput again in a
+ * user-like environment (ten more credentials, 32 KiB answers: bench/user_env.ts; last,
+ * because the credentials it sets stay registered). Load averages are printed with every figure.
  * `deno task bench` (or `bun bench/run_all.ts`). Figures only: nothing here is a test.
  *
  * @module
@@ -20,6 +22,7 @@ import { streaming } from "./streaming.ts";
 import { cpuLine, flag, throughput } from "./throughput.ts";
 import { printUpstream } from "./upstream.ts";
 import { wholeProcess } from "./whole_process.ts";
+import { describeEnvironment, type UserEnvironment } from "./user_env.ts";
 
 const version = (globalThis as { Deno?: { version: { deno: string } } }).Deno?.version.deno ??
   process.versions.bun ?? process.version;
@@ -44,4 +47,12 @@ await memory({ small: 2000, large: flag("large", 50_000), c });
 printLongConversations();
 printRedact();
 printStartup(11);
+const userLike: UserEnvironment = { credentials: 10, answerPadBytes: 32 << 10 };
+const ul = await throughput({ ...t, environment: userLike });
+console.log(
+  `throughput  in-process, ${runtimeName()}, ${describeEnvironment(userLike)}: run ` +
+    `${ul.runMs.toFixed(0)} ms, plain-fetch floor ${ul.floorMs.toFixed(0)} ms, ratio ` +
+    `${ul.ratio.toFixed(2)}x (${loadAverages()})`,
+);
+console.log(`  ${cpuLine(ul)}`);
 process.exit(0);
