@@ -36,14 +36,23 @@ const LOCATOR_ENDINGS = /_(PATH|FILE|DIR|URL|HOST|PORT|SOCK|TYPE|NAME|ID_FILE)$/
 /** Every form a registered value is searched in (raw, JSON-escaped, URL-encoded). */
 const forms = new Set<string>();
 /**
- * Finds whether a text holds any form, in one pass over it however many forms there are:
- * most texts hold none, and a search per form read each trace line once per form (ten
- * credentials make up to thirty forms; bench/redact.ts). Built again after a form is added
- * ({@link holdsNoForm}); null when no form is registered or the engine refused a pattern
- * that large: every text is then searched form by form.
+ * Finds whether a text holds the start of any form ({@link PATTERN_CHARS} characters), in
+ * one pass over it however many forms there are: most texts hold none, and a search per
+ * form read each trace line once per form (ten credentials make up to thirty forms;
+ * bench/redact.ts). Only starts: the pattern never spells a secret, though its source may
+ * be shown outside the process (a JavaScriptCore CPU profile names it by its source). A
+ * text that holds one is searched form by form. Built again after a form is added
+ * ({@link holdsNoForm}); null when no form is registered or the engine refused the pattern:
+ * every text is then searched form by form.
  */
 let anyForm: RegExp | null = null;
 let anyFormStale = false;
+
+/**
+ * Characters of each form the one-pass pattern holds: fewer than {@link MIN_SECRET_CHARS},
+ * and mostly a key's public prefix (`sk-pro`, `ghp_`, `hf_`) where it has one.
+ */
+const PATTERN_CHARS = 6;
 
 /** `text` as a regular expression matching it literally. */
 function literal(text: string): string {
@@ -51,16 +60,17 @@ function literal(text: string): string {
 }
 
 /**
- * True when {@link anyForm} (built first if a form was added since) finds no form in
- * `text`; false when it finds one or there is no pattern. An engine may refuse a pattern
- * too large when it is built (JavaScriptCore) or when it is first run (V8): the pattern is
- * then dropped, and its error, which would quote every secret, with it.
+ * True when {@link anyForm} (built first if a form was added since) finds no form's start
+ * in `text`; false when it finds one or there is no pattern. An engine may refuse a
+ * pattern too large when it is built (JavaScriptCore) or when it is first run (V8): the
+ * pattern is then dropped, and its error with it.
  */
 function holdsNoForm(text: string): boolean {
   try {
     if (anyFormStale) {
       anyFormStale = false;
-      anyForm = new RegExp([...forms].map(literal).join("|"));
+      const starts = new Set([...forms].map((form) => form.slice(0, PATTERN_CHARS)));
+      anyForm = new RegExp([...starts].map(literal).join("|"));
     }
     return anyForm !== null && !anyForm.test(text);
   } catch {
