@@ -3,7 +3,7 @@
  * (kit/secrets.ts) before it is written. Prints the CPU time per line of it, for a
  * 3 KiB and a 100 KiB line of a trace's JSON and a 100 KiB line of an agent's prose (a long
  * reply), none holding a secret, with 1 and 10 registered credentials (each searched for in
- * its raw, JSON-escaped and URL-encoded forms, one form where they coincide), beside a search per
+ * its forms, raw, JSON-escaped and URL-encoded: kit/secrets.ts formsOf), beside a search per
  * form (`includes` for each, the way to do it without one pattern for all) on the same
  * lines in the same run, and their ratio.
  *

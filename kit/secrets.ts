@@ -33,7 +33,7 @@ const CREDENTIAL_WORDS = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)/;
 /** Name endings of variables that locate a credential rather than hold one. */
 const LOCATOR_ENDINGS = /_(PATH|FILE|DIR|URL|HOST|PORT|SOCK|TYPE|NAME|ID_FILE)$/;
 
-/** Every form a registered value is searched in (raw, JSON-escaped, URL-encoded). */
+/** Every form a registered value is searched in ({@link formsOf}). */
 const forms = new Set<string>();
 /**
  * Finds whether a text holds the start of any form ({@link PATTERN_CHARS} characters), in
@@ -85,9 +85,34 @@ export function isCredentialName(name: string): boolean {
   return CREDENTIAL_WORDS.test(upper) && !LOCATOR_ENDINGS.test(upper);
 }
 
-/** The forms a secret value is searched in: raw, JSON-escaped and URL-encoded. */
+/** `\u` and the four lower-case hex digits of a character's code unit, as JSON writes it. */
+function unicodeEscape(c: string): string {
+  return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+}
+
+/**
+ * A value inside a JSON string as the writers a provider or proxy may run write it:
+ * `JSON.stringify`'s; all but printable ASCII as `\u00e9` (Python's `json.dumps`); that and
+ * `/` as `\/` (PHP's `json_encode`); `<`, `>`, `&`, U+2028 and U+2029 as `\u003c`... (Go's
+ * `encoding/json`). A provider that echoes a key in an error body writes it one of these ways.
+ */
+function jsonForms(value: string): string[] {
+  const plain = JSON.stringify(value).slice(1, -1);
+  const ascii = plain.replace(/[\u007f-\uffff]/g, unicodeEscape);
+  return [
+    plain,
+    ascii,
+    ascii.replaceAll("/", "\\/"),
+    plain.replace(/[<>&\u2028\u2029]/g, unicodeEscape),
+  ];
+}
+
+/**
+ * The forms a secret value is searched in: raw, as JSON writers escape it
+ * ({@link jsonForms}) and URL-encoded. Most keys have one form in all.
+ */
 export function formsOf(value: string): string[] {
-  return [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)];
+  return [...new Set([value, ...jsonForms(value), encodeURIComponent(value)])];
 }
 
 /** Registers one secret value (ignored when empty or shorter than {@link MIN_SECRET_CHARS}). */

@@ -246,6 +246,24 @@ describe("the redaction module", () => {
     }
   });
 
+  it("scrubs a secret as the JSON writers of Python, PHP and Go escape it in a body", () => {
+    clearSecretsForTests();
+    try {
+      addSecret("abc/Def&<x>é-123");
+      const written = [
+        "abc/Def&<x>\\u00e9-123", // Python json.dumps (ensure_ascii)
+        "abc\\/Def&<x>\\u00e9-123", // PHP json_encode
+        "abc/Def\\u0026\\u003cx\\u003eé-123", // Go encoding/json
+        "abc/Def&<x>é-123", // JSON.stringify, Rust serde_json
+      ];
+      for (const form of written) {
+        assert.equal(redact(`{"error":"bad key ${form}."}`), '{"error":"bad key ***."}', form);
+      }
+    } finally {
+      clearSecretsForTests();
+    }
+  });
+
   it("masks the whole stretch where secrets overlap, and matches their characters literally", () => {
     clearSecretsForTests();
     try {
