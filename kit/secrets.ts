@@ -36,23 +36,26 @@ const LOCATOR_ENDINGS = /_(PATH|FILE|DIR|URL|HOST|PORT|SOCK|TYPE|NAME|ID_FILE)$/
 /** Every form a registered value is searched in ({@link formsOf}). */
 const forms = new Set<string>();
 /**
- * Finds whether a text holds the start of any form ({@link PATTERN_CHARS} characters), in
- * one pass over it however many forms there are: most texts hold none, and a search per
- * form read each trace line once per form (ten credentials make up to thirty forms;
- * bench/redact.ts). Only starts: the pattern never spells a secret, though its source may
- * be shown outside the process (a JavaScriptCore CPU profile names it by its source). A
- * text that holds one is searched form by form. Built again after a form is added
- * ({@link holdsNoForm}); null when no form is registered or the engine refused the pattern:
- * every text is then searched form by form.
+ * Finds whether a text holds the start of any form ({@link startOf}), in one pass over it
+ * however many forms there are: most texts hold none, and a search per form read each
+ * trace line once per form (ten credentials make up to thirty forms; bench/redact.ts).
+ * Only starts: the pattern never spells a secret, though its source may be shown outside
+ * the process (a JavaScriptCore CPU profile names it by its source). A text that holds one
+ * is searched form by form. Built again after a form is added ({@link holdsNoForm}); null
+ * with fewer than two forms (a search for one form is as fast as a pattern, and faster than
+ * a pattern of its start on V8) or when the engine refused the pattern: every text is then
+ * searched form by form.
  */
 let anyForm: RegExp | null = null;
 let anyFormStale = false;
 
 /**
- * Characters of each form the one-pass pattern holds: fewer than {@link MIN_SECRET_CHARS},
- * and mostly a key's public prefix (`sk-pro`, `ghp_`, `hf_`) where it has one.
+ * The part of a form the one-pass pattern holds: its first six characters (mostly a key's
+ * public prefix, `sk-pro`, `ghp_`, `hf_`, where it has one), and never half of it.
  */
-const PATTERN_CHARS = 6;
+function startOf(form: string): string {
+  return form.slice(0, Math.min(6, form.length >> 1));
+}
 
 /** `text` as a regular expression matching it literally. */
 function literal(text: string): string {
@@ -69,8 +72,9 @@ function holdsNoForm(text: string): boolean {
   try {
     if (anyFormStale) {
       anyFormStale = false;
-      const starts = new Set([...forms].map((form) => form.slice(0, PATTERN_CHARS)));
-      anyForm = new RegExp([...starts].map(literal).join("|"));
+      anyForm = forms.size < 2
+        ? null
+        : new RegExp([...new Set([...forms].map(startOf))].map(literal).join("|"));
     }
     return anyForm !== null && !anyForm.test(text);
   } catch {

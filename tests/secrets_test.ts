@@ -315,17 +315,20 @@ describe("the redaction module", () => {
   });
 
   it("never spells a secret in its one-pass pattern, which a Bun CPU profile names", async () => {
-    // ten keys as a user has them; the script reads them from its environment
+    // ten keys as a user has them and a short password; the script reads them from its
+    // environment
     const keys = Array.from(
       { length: 10 },
       (_, i) => `${["sk-", "hf_", "ghp_", "pk-", ""][i % 5]}${i}Zq8vN2mXc4LbT7yHw1RpKs9dFgE3x${i}`,
     );
+    const password = "Pw7xQ2vLm9";
     const dir = mkdtempSync(join(root, "profile-"));
     const script = join(dir, "scrub.ts");
     writeFileSync(
       script,
       `const { addSecret, redact } = await import(${JSON.stringify(SECRETS_MODULE)});
 for (const key of JSON.parse(process.env.SCRUB_KEYS)) addSecret(key);
+addSecret(process.env.SCRUB_PASSWORD);
 const reply = "She sells sea shells; the \\"skipper\\" skims past,\\nasks and smiles. ".repeat(400);
 const lines = Array.from({ length: 8 }, (_, i) => JSON.stringify({ i, content: reply }));
 let kept = 0;
@@ -336,7 +339,7 @@ if (kept === 0) process.exit(1);
     const result = await runProcess(
       join(TOOL_BIN, "bun"),
       ["--cpu-prof", "--cpu-prof-dir", dir, script],
-      { env: { SCRUB_KEYS: JSON.stringify(keys) }, timeoutMs: 60_000 },
+      { env: { SCRUB_KEYS: JSON.stringify(keys), SCRUB_PASSWORD: password }, timeoutMs: 60_000 },
     );
     assert.equal(result.code, 0, result.stderr);
     const profileFile = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
@@ -350,6 +353,8 @@ if (kept === 0) process.exit(1);
     for (const key of keys) {
       assert.equal(text.includes(key.slice(6)), false, `${key} in the profile`);
     }
+    // of a secret this short, no more than half
+    assert.equal(text.includes(password.slice(0, 6)), false, "more than half the password");
   });
 
   it("keeps registered secrets out of the sandbox ledger", () => {
