@@ -7,7 +7,7 @@
  * values is in any file under the output or cache directory, on stdout or stderr, or in
  * the agent's environment, except the one variable the config forwards to the agent.
  */
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   existsSync,
@@ -232,86 +232,65 @@ describe("a resume of a run whose secrets were masked", () => {
 });
 
 describe("the redaction module", () => {
+  // every test starts and ends with no secret registered
+  beforeEach(() => clearSecretsForTests());
+  afterEach(() => clearSecretsForTests());
+
   it("scrubs raw, JSON-escaped and URL-encoded forms; skips values too short to be keys", () => {
-    clearSecretsForTests();
-    try {
-      addSecret('sec"ret/value+1');
-      addSecret("short");
-      assert.equal(redact('a sec"ret/value+1 b'), "a *** b");
-      assert.equal(redact(JSON.stringify({ k: 'sec"ret/value+1' })), '{"k":"***"}');
-      assert.equal(redact(`?k=${encodeURIComponent('sec"ret/value+1')}`), "?k=***");
-      assert.equal(redact("a short word"), "a short word");
-    } finally {
-      clearSecretsForTests();
-    }
+    addSecret('sec"ret/value+1');
+    addSecret("short");
+    assert.equal(redact('a sec"ret/value+1 b'), "a *** b");
+    assert.equal(redact(JSON.stringify({ k: 'sec"ret/value+1' })), '{"k":"***"}');
+    assert.equal(redact(`?k=${encodeURIComponent('sec"ret/value+1')}`), "?k=***");
+    assert.equal(redact("a short word"), "a short word");
   });
 
   it("scrubs a secret as the JSON writers of Python, PHP and Go escape it in a body", () => {
-    clearSecretsForTests();
-    try {
-      addSecret("abc/Def&<x>é-123");
-      const written = [
-        "abc/Def&<x>\\u00e9-123", // Python json.dumps (ensure_ascii)
-        "abc\\/Def&<x>\\u00e9-123", // PHP json_encode
-        "abc/Def\\u0026\\u003cx\\u003eé-123", // Go encoding/json
-        "abc/Def&<x>é-123", // JSON.stringify, Rust serde_json
-      ];
-      for (const form of written) {
-        assert.equal(redact(`{"error":"bad key ${form}."}`), '{"error":"bad key ***."}', form);
-      }
-    } finally {
-      clearSecretsForTests();
+    addSecret("abc/Def&<x>é-123");
+    const written = [
+      "abc/Def&<x>\\u00e9-123", // Python json.dumps (ensure_ascii)
+      "abc\\/Def&<x>\\u00e9-123", // PHP json_encode
+      "abc/Def\\u0026\\u003cx\\u003eé-123", // Go encoding/json
+      "abc/Def&<x>é-123", // JSON.stringify, Rust serde_json
+    ];
+    for (const form of written) {
+      assert.equal(redact(`{"error":"bad key ${form}."}`), '{"error":"bad key ***."}', form);
     }
   });
 
   it("masks the whole stretch where secrets overlap, and matches their characters literally", () => {
-    clearSecretsForTests();
-    try {
-      addSecret("abcdefgh1234");
-      addSecret("1234wxyz5678");
-      // one ends inside the other: no part of either is left
-      assert.equal(redact("x abcdefgh1234wxyz5678 y"), "x *** y");
-      // side by side, each is masked
-      assert.equal(redact("abcdefgh1234|1234wxyz5678"), "***|***");
-      assert.equal(redact("abcdefgh12341234wxyz5678."), "******.");
-      const special = "k.y*(a|b)[c]{2}^$\\end";
-      addSecret(special);
-      assert.equal(redact(`<${special}>`), "<***>");
-      assert.equal(redact("kXy*(a|b)[c]{2}^$\\end kyy"), "kXy*(a|b)[c]{2}^$\\end kyy");
-      assert.equal(redact(JSON.stringify({ k: special })), '{"k":"***"}');
-    } finally {
-      clearSecretsForTests();
-    }
+    addSecret("abcdefgh1234");
+    addSecret("1234wxyz5678");
+    // one ends inside the other: no part of either is left
+    assert.equal(redact("x abcdefgh1234wxyz5678 y"), "x *** y");
+    // side by side, each is masked
+    assert.equal(redact("abcdefgh1234|1234wxyz5678"), "***|***");
+    assert.equal(redact("abcdefgh12341234wxyz5678."), "******.");
+    const special = "k.y*(a|b)[c]{2}^$\\end";
+    addSecret(special);
+    assert.equal(redact(`<${special}>`), "<***>");
+    assert.equal(redact("kXy*(a|b)[c]{2}^$\\end kyy"), "kXy*(a|b)[c]{2}^$\\end kyy");
+    assert.equal(redact(JSON.stringify({ k: special })), '{"k":"***"}');
   });
 
   it("masks each of many secrets wherever it occurs and leaves clean text as it is", () => {
-    clearSecretsForTests();
-    try {
-      const secrets = Array.from({ length: 10 }, (_, i) => `tok-${i}-${"q".repeat(i + 8)}/+`);
-      for (const v of secrets) addSecret(v);
-      const clean = JSON.stringify({ note: "nothing here", n: [1, 2, 3] });
-      assert.equal(redact(clean), clean);
-      const dirty = secrets.map((v, i) => `${i}:${v};${encodeURIComponent(v)}`).join(" ");
-      const masked = secrets.map((_, i) => `${i}:***;***`).join(" ");
-      assert.equal(redact(dirty), masked);
-    } finally {
-      clearSecretsForTests();
-    }
+    const secrets = Array.from({ length: 10 }, (_, i) => `tok-${i}-${"q".repeat(i + 8)}/+`);
+    for (const v of secrets) addSecret(v);
+    const clean = JSON.stringify({ note: "nothing here", n: [1, 2, 3] });
+    assert.equal(redact(clean), clean);
+    const dirty = secrets.map((v, i) => `${i}:${v};${encodeURIComponent(v)}`).join(" ");
+    const masked = secrets.map((_, i) => `${i}:***;***`).join(" ");
+    assert.equal(redact(dirty), masked);
   });
 
   it("masks a hundred secrets of 100 KB each", () => {
-    clearSecretsForTests();
-    try {
-      // 20 MB of forms: V8 and JavaScriptCore both refused one pattern of them whole; the
-      // one-pass pattern holds their starts only
-      const secrets = Array.from({ length: 100 }, (_, i) => `key-${i}-${"a.b+c".repeat(20_000)}`);
-      for (const v of secrets) addSecret(v);
-      assert.equal(redact("nothing to see"), "nothing to see");
-      assert.equal(redact(`x ${secrets[0]} y ${secrets[99]} z`), "x *** y *** z");
-      assert.equal(redact(`q=${encodeURIComponent(secrets[50]!)}`), "q=***");
-    } finally {
-      clearSecretsForTests();
-    }
+    // 20 MB of forms: V8 and JavaScriptCore both refused one pattern of them whole; the
+    // one-pass pattern holds their starts only
+    const secrets = Array.from({ length: 100 }, (_, i) => `key-${i}-${"a.b+c".repeat(20_000)}`);
+    for (const v of secrets) addSecret(v);
+    assert.equal(redact("nothing to see"), "nothing to see");
+    assert.equal(redact(`x ${secrets[0]} y ${secrets[99]} z`), "x *** y *** z");
+    assert.equal(redact(`q=${encodeURIComponent(secrets[50]!)}`), "q=***");
   });
 
   it("never spells a secret in its one-pass pattern, which a Bun CPU profile names", async () => {
@@ -360,7 +339,6 @@ if (kept === 0) process.exit(1);
   it("keeps registered secrets out of the sandbox ledger", () => {
     const saved = process.env.VF_CACHE_DIR;
     process.env.VF_CACHE_DIR = mkdtempSync(join(root, "ledger-"));
-    clearSecretsForTests();
     try {
       addSecret(SECRET_VARS.PRIME_API_KEY);
       recordSandbox({
@@ -375,7 +353,6 @@ if (kept === 0) process.exit(1);
       assert.ok(!text.includes(SECRET_VARS.PRIME_API_KEY));
       assert.ok(text.includes("sbx-1"));
     } finally {
-      clearSecretsForTests();
       if (saved === undefined) delete process.env.VF_CACHE_DIR;
       else process.env.VF_CACHE_DIR = saved;
     }
