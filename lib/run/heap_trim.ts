@@ -22,12 +22,11 @@ import { collectGarbage } from "../../kit/_runtime/gc.ts";
 
 /**
  * How often the heap is checked, in milliseconds. A run allocates between two checks, so
- * the heap overshoots the rule's mark by what it allocates in that time. At a quarter
- * second, five interleaved pairs of in-process Bun runs (bench/memory_child.ts's run)
- * peaked at 139-145 MB for 50,000 rollouts against 109-113 MB for 2,000 (1.29x); at 100 ms
- * at 132-135 MB (1.21x), with 18-20 full collections instead of 11-14 (about 2% more of
- * the run's CPU). The Bun binary, six interleaved pairs: 127-141 MB (median 135) against
- * 134-144 MB (139.5). Deno, whose young generation the `vf` tasks cap, peaked the same.
+ * the heap overshoots the rule's mark by what it allocates in that time. Checked every
+ * quarter second, the Bun binary's peak RSS at 50,000 rollouts was 1.26-1.27x that at 2,000
+ * in three bench/memory.ts runs, above its 1.25x target; every 100 ms, interleaved with
+ * them, 1.19-1.21x (the deno task: 1.15-1.19x, now 1.11-1.20x), for 18-20 full collections
+ * of a 50,000-rollout run on Bun instead of 11-14, about 2% more of its CPU.
  */
 const CHECK_MS = 100;
 /** The heap in use that calls for a collection, as a multiple of the last live heap. */
