@@ -24,9 +24,10 @@ import { collectGarbage } from "../../kit/_runtime/gc.ts";
  * How often the heap is checked, in milliseconds. A run allocates between two checks, so
  * the heap overshoots the rule's mark by what it allocates in that time. Checked every
  * quarter second, the Bun binary's peak RSS at 50,000 rollouts was 1.26-1.27x that at 2,000
- * in three bench/memory.ts runs, above its 1.25x target; every 100 ms, interleaved with
- * them, 1.19-1.21x (the deno task: 1.15-1.19x, now 1.11-1.20x), for 18-20 full collections
- * of a 50,000-rollout run on Bun instead of 11-14, about 2% more of its CPU.
+ * in three bench/memory.ts runs, above its 1.25x target; every 100 ms, in six runs
+ * interleaved with those or with the next, 1.19-1.27x; and with the cheaper collection of
+ * kit/_runtime/gc.ts, 1.14-1.18x in three. A 50,000-rollout run on Bun then makes 18-20 full
+ * collections instead of 11-14.
  */
 const CHECK_MS = 100;
 /** The heap in use that calls for a collection, as a multiple of the last live heap. */
