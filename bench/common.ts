@@ -209,6 +209,26 @@ export function median(values: number[]): number {
   return s.length % 2 ? mid : ((s[m - 1] ?? NaN) + mid) / 2;
 }
 
+/** The ratios of runs made side by side (`now[i]` with `before[i]`): median and range. */
+export interface PairedRatios {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * Each pair's own ratio `now[i] / before[i]`: two runs of one round ran back to back, so
+ * their ratio cancels the load's drift over the rounds, and the range of the ratios shows
+ * how far the machine moves one figure against the other (a range across 1 is noise).
+ */
+export function pairedRatios(now: number[], before: number[]): PairedRatios {
+  if (now.length !== before.length || now.length === 0) {
+    throw new Error(`pairedRatios: ${now.length} runs against ${before.length}`);
+  }
+  const ratios = now.map((value, i) => value / before[i]!);
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+}
+
 /**
  * `vf eval` flags of the benchmark run: `n` single-turn addition questions through the
  * null harness, scored by the taskset's reward and the match judge, `c` in flight. With

@@ -25,6 +25,7 @@ import {
   lastJsonLine,
   loadAverages,
   median,
+  pairedRatios,
   ROOT,
   runChild,
   RUNTIMES,
@@ -77,8 +78,7 @@ function report(runtime: string, before: ChildRun[], now: ChildRun[]): void {
     runs.every((r) => r.mainUs !== null) ? median(runs.map((r) => r.mainUs!)) : null;
   const [cb, cn, mb, mn] = [cpu(before), cpu(now), main(before), main(now)];
   const rounds = (runs: ChildRun[]) => runs.map((r) => r.cpuUs.toFixed(0)).join(", ");
-  // the two runs of a round ran back to back: their ratio cancels the load's drift over rounds
-  const paired = median(now.map((r, i) => r.cpuUs / before[i]!.cpuUs));
+  const paired = pairedRatios(now.map((r) => r.cpuUs), before.map((r) => r.cpuUs)).median;
   console.log(
     `  ${runtime}: CPU per rollout before ${cb.toFixed(0)} µs, now ${cn.toFixed(0)} µs = ` +
       `${(cn / cb).toFixed(3)}x (median of the rounds' own ratios ${paired.toFixed(3)}x)` +

@@ -11,7 +11,9 @@
  *
  * With `--before <checkout>` (another checkout of this repository, its `node_modules`
  * installed), its Bun binary and its `vf` under deno run join the rounds, so that two
- * versions are compared in one run, under the same load.
+ * versions are compared in one run, under the same load; each runtime's line then ends with
+ * the median and range of each round's own ratio of the two (bench/common.ts
+ * `pairedRatios`): a range across 1 is the machine's noise, not the code's.
  *
  * With `--halves`, one more contestant: two Bun binaries side by side, each running half
  * the tasks with half the concurrency (the wall of the pair): what a second process would
@@ -39,6 +41,7 @@ import {
   loadAverages,
   measureChild,
   median,
+  pairedRatios,
   ROOT,
   runtimeArgv,
   spawnMock,
@@ -261,6 +264,19 @@ export async function wholeProcess(
           : `; ${ratio.toFixed(2)}x its floor's wall (target ≤ 1.5x), ${
             cpuRatio!.toFixed(1)
           }x its CPU`),
+    );
+  }
+  for (const runtime of ["vf Bun binary", "vf, deno run"]) {
+    const now = seen.get(runtime)!;
+    const before = seen.get(`${runtime}, before`);
+    if (before === undefined) continue;
+    const line = (figure: "wallMs" | "cpuMs") => {
+      const r = pairedRatios(now.map((f) => f[figure]), before.map((f) => f[figure]));
+      return `${r.median.toFixed(2)}x (rounds ${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
+    };
+    console.log(
+      `  ${runtime}, now / before: wall ${line("wallMs")}, CPU ${line("cpuMs")}, ` +
+        `each round's own ratio`,
     );
   }
   return result;
