@@ -13,6 +13,7 @@
  * @module
  */
 import { getAllEnv } from "./_runtime/env.ts";
+import { jsonUnicodeEscape, pythonJsonString } from "./util/python_json_string.ts";
 
 /** What a secret is replaced with. */
 export const MASK = "***";
@@ -89,11 +90,6 @@ export function isCredentialName(name: string): boolean {
   return CREDENTIAL_WORDS.test(upper) && !LOCATOR_ENDINGS.test(upper);
 }
 
-/** `\u` and the four lower-case hex digits of a character's code unit, as JSON writes it. */
-function unicodeEscape(c: string): string {
-  return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
-}
-
 /**
  * A value inside a JSON string as the writers a provider or proxy may run write it:
  * `JSON.stringify`'s; all but printable ASCII as `\u00e9` (Python's `json.dumps`); that and
@@ -102,12 +98,12 @@ function unicodeEscape(c: string): string {
  */
 function jsonForms(value: string): string[] {
   const plain = JSON.stringify(value).slice(1, -1);
-  const ascii = plain.replace(/[\u007f-\uffff]/g, unicodeEscape);
+  const ascii = pythonJsonString(value).slice(1, -1);
   return [
     plain,
     ascii,
     ascii.replaceAll("/", "\\/"),
-    plain.replace(/[<>&\u2028\u2029]/g, unicodeEscape),
+    plain.replace(/[<>&\u2028\u2029]/g, jsonUnicodeEscape),
   ];
 }
 

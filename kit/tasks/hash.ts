@@ -16,28 +16,9 @@
  */
 import { createHash } from "node:crypto";
 import { pythonFloatRepr } from "../util/python_float.ts";
+import { pythonJsonString } from "../util/python_json_string.ts";
 
 export { pythonFloatRepr } from "../util/python_float.ts";
-
-/** A code unit `JSON.stringify` leaves as it is and Python escapes: DEL and all above ASCII. */
-const BEYOND_ASCII = /[\u007f-\uffff]/;
-const BEYOND_ASCII_ALL = /[\u007f-\uffff]/g;
-
-function escapeUnit(c: string): string {
-  return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
-}
-
-/**
- * Escapes one string the way Python `json.dumps(ensure_ascii=True)` does. Below DEL,
- * `JSON.stringify` writes what Python writes (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`,
- * other control characters as lowercase `\u00xx`, lone surrogates as `\udxxx`); Python
- * also escapes DEL and every code unit above ASCII (astral characters as their surrogate
- * pairs), which the second pass does for the strings that have any.
- */
-function pyString(s: string): string {
-  const json = JSON.stringify(s);
-  return BEYOND_ASCII.test(json) ? json.replace(BEYOND_ASCII_ALL, escapeUnit) : json;
-}
 
 function pyNumber(x: number): string {
   if (Number.isInteger(x) && Math.abs(x) < 1e21) return Object.is(x, -0) ? "0" : String(x);
@@ -75,7 +56,7 @@ export function pythonJsonDumps(value: unknown): string {
     case "bigint":
       return value.toString();
     case "string":
-      return pyString(value);
+      return pythonJsonString(value);
     case "object":
       if (value instanceof PyFloat) return pythonFloatRepr(value.value);
       break;
@@ -98,7 +79,7 @@ export function pythonJsonDumps(value: unknown): string {
   for (const k of keys) {
     const v = obj[k];
     if (v === undefined) continue;
-    out += (first ? "" : ", ") + pyString(k) + ": " + pythonJsonDumps(v);
+    out += (first ? "" : ", ") + pythonJsonString(k) + ": " + pythonJsonDumps(v);
     first = false;
   }
   return out + "}";
