@@ -15,6 +15,7 @@ import type { z } from "zod";
 import process from "node:process";
 import { resolve as resolvePath } from "node:path";
 import { ConfigError, type ConfigIssue, PluginError } from "../../kit/errors.ts";
+import { ONE_OFF_PARSE } from "../../kit/parse_config.ts";
 import type {
   HarnessPlugin,
   JudgePlugin,
@@ -252,7 +253,7 @@ export async function loadEvalConfig(
   }
 
   if (parsed.help) {
-    const result = schema.safeParse(merged);
+    const result = schema.safeParse(merged, ONE_OFF_PARSE);
     return {
       config: (result.success ? result.data : merged) as EvalConfig,
       plugins: resolvedPlugins(plugins),
@@ -262,7 +263,7 @@ export async function loadEvalConfig(
   }
 
   // 4. validation
-  const result = schema.safeParse(merged);
+  const result = schema.safeParse(merged, ONE_OFF_PARSE);
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(...describeIssue(issue, prov, schema));
   }
