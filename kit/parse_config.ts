@@ -10,8 +10,9 @@ import { ConfigError } from "./errors.ts";
 /**
  * The parse options of a config read once: zod builds a compiled parser (`new Function`)
  * on an object schema's first parse, which costs more than the one parse it speeds up; a
- * config is parsed once per command or run, so it skips that fast path (bench/startup.ts:
- * the binary's `vf eval --dry-run` 58 ms before, 49 ms after).
+ * config is parsed once per command or run, so it skips that fast path (the binary's
+ * `vf eval --dry-run`, median of thirty interleaved starts: 53.5 ms before, 46.5 ms after;
+ * bench/startup.ts times it).
  */
 export const ONE_OFF_PARSE = { jitless: true } as const;
 

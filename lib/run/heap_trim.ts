@@ -10,10 +10,11 @@
  * after the last full collection, and at least {@link FLOOR_BYTES}, so that a short run,
  * whose heap stays below that, never collects. A run's live heap is 10–20 MB
  * (bench/memory_child.ts prints it), so a long run collects each time its garbage has
- * caught up with what it holds live, not on a clock. A safety net caps the cost near 10% of the process's own
- * CPU time: after a collection, the next one waits until the process has spent
- * {@link COST_FACTOR} times the CPU time that one took (CPU, not wall time, so that a
- * loaded machine, which stretches the wall, does not make collections relatively dearer).
+ * caught up with what it holds live, not on a clock. A safety net caps the cost near 10%
+ * of the process's own CPU time: after a collection, the next one waits until the process
+ * has spent {@link COST_FACTOR} times the CPU time that one took (CPU, not wall time, so
+ * that a loaded machine, which stretches the wall, does not make collections relatively
+ * dearer).
  *
  * @module
  */
