@@ -9,7 +9,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -244,6 +244,20 @@ describe("the documentation's commands, run as written", () => {
         }
       });
     }
+  });
+
+  it("exit code 1 is an internal error: a plugin that throws where it must not", LONG, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vf-docs-exit1-"));
+    views.push(dir);
+    writeFileSync(
+      join(dir, "boom.ts"),
+      'import { z } from "zod";\n' +
+        'export default { kind: "taskset", abi: 1, id: "boom", description: "throws",\n' +
+        '  config: z.object({}), load() { throw new Error("boom from load"); } };\n',
+    );
+    const r = await sh("vf eval ./boom.ts --model oracle --env.agent.harness.id null", dir, env);
+    assert.equal(r.code, 1, tail(r));
+    assert.match(r.stderr, /^internal error: Error: boom from load$/m);
   });
 
   it("vf validate-config without a taskset names itself, not vf eval", LONG, async () => {
