@@ -246,6 +246,19 @@ describe("the documentation's commands, run as written", () => {
     }
   });
 
+  it(
+    "npm run demo (the README's set-up, npm install done) scores the ten tasks",
+    LONG,
+    async () => {
+      const view = repoView(ROOT);
+      views.push(view);
+      const r = await sh("npm run demo -- --display plain", view, env);
+      assert.equal(r.code, 0, tail(r));
+      assert.match(r.stdout, /^done +10\/10 episodes/m, tail(r));
+      assert.match(r.stdout, /^reward +1\.000$/m, tail(r));
+    },
+  );
+
   it("exit code 1 is an internal error: a plugin that throws where it must not", LONG, async () => {
     const dir = mkdtempSync(join(tmpdir(), "vf-docs-exit1-"));
     views.push(dir);
