@@ -8,12 +8,21 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { GROUPS } from "../lib/cli/usage.ts";
+import { VERSION } from "../kit/version.ts";
 import { BUILD_BINARY, ROOT, runProgram } from "./_plugin_package.ts";
 import { type DocBlock, docBlocks, docPages, helpExamples, repoView } from "./_doc_commands.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
@@ -256,6 +265,46 @@ describe("the documentation's commands, run as written", () => {
       assert.equal(r.code, 0, tail(r));
       assert.match(r.stdout, /^done +10\/10 episodes/m, tail(r));
       assert.match(r.stdout, /^reward +1\.000$/m, tail(r));
+    },
+  );
+
+  it(
+    "a link to bin/vf.js on the PATH is vf (the README's way to type vf in a checkout)",
+    LONG,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "vf-docs-link-"));
+      views.push(dir);
+      mkdirSync(join(dir, "bin"));
+      symlinkSync(join(ROOT, "bin", "vf.js"), join(dir, "bin", "vf"));
+      const r = await sh("vf --version && vf eval echo --model oracle --display none", dir, {
+        ...env,
+        PATH: `${join(dir, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+      });
+      assert.equal(r.code, 0, tail(r));
+      assert.equal(r.stdout.trim(), `vf ${VERSION}`);
+    },
+  );
+
+  const hasScript = spawnSync("script", ["--version"]).status === 0;
+  it(
+    "colours only on a terminal, and none with NO_COLOR or --no-color",
+    { ...LONG, skip: hasScript ? false : "no script(1) to make a terminal" },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "vf-docs-colour-"));
+      views.push(dir);
+      const { NO_COLOR: _n, CI: _c, ...coloured } = env; // with CI set the display is plain
+      const run = (extra: string, e: Record<string, string>) =>
+        sh(`script -qec "vf eval echo --model oracle -o runs ${extra}" /dev/null`, dir, e);
+      const SGR = new RegExp(`${String.fromCharCode(27)}\\[3\\dm`); // a colour's escape
+      const on = await run("--run.name a", coloured);
+      assert.equal(on.code, 0, tail(on));
+      assert.match(on.stdout, SGR, "a terminal gets colours");
+      const off = await run("--run.name b", { ...coloured, NO_COLOR: "1" });
+      assert.equal(off.code, 0, tail(off));
+      assert.doesNotMatch(off.stdout, SGR, "NO_COLOR");
+      const flag = await run("--run.name c --no-color", coloured);
+      assert.equal(flag.code, 0, tail(flag));
+      assert.doesNotMatch(flag.stdout, SGR, "--no-color");
     },
   );
 
