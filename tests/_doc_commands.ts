@@ -16,9 +16,9 @@
  *
  * @module
  */
-import { mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** How a block runs. */
 export type BlockMode = "temp" | "repo" | "skip";
@@ -119,4 +119,23 @@ export function helpExamples(help: string): string[] {
   const m = /^Examples?:\n((?: {2}\S.*\n?)+)/m.exec(help);
   if (!m) return [];
   return m[1]!.split("\n").filter((l) => l.trim() !== "").map((l) => l.trim());
+}
+
+/** A repository file named in backquotes: `bench/x.ts`, `tests/x_test.ts`, `docs/x.md`. */
+const FILE_REF =
+  /`((?:bench|bin|docs|examples|kit|lib|plugins|scripts|tests)\/[\w./-]+\.(?:ts|js|sh|md|toml|json|py|png))`/g;
+
+/** The repository files a page names (in backquotes) that do not exist, as `line: path`. */
+export function missingFileRefs(root: string, page: string): string[] {
+  const lines = readFileSync(join(root, page), "utf8").split("\n");
+  const missing: string[] = [];
+  lines.forEach((line, i) => {
+    for (const m of line.matchAll(FILE_REF)) {
+      const path = m[1]!;
+      if (!existsSync(join(root, path)) && !existsSync(join(root, dirname(page), path))) {
+        missing.push(`${i + 1}: ${path}`);
+      }
+    }
+  });
+  return missing;
 }

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -24,7 +25,14 @@ import process from "node:process";
 import { GROUPS } from "../lib/cli/usage.ts";
 import { VERSION } from "../kit/version.ts";
 import { BUILD_BINARY, ROOT, runProgram } from "./_plugin_package.ts";
-import { type DocBlock, docBlocks, docPages, helpExamples, repoView } from "./_doc_commands.ts";
+import {
+  type DocBlock,
+  docBlocks,
+  docPages,
+  helpExamples,
+  missingFileRefs,
+  repoView,
+} from "./_doc_commands.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { type PrimeFake, startPrimeFake } from "./fakes/prime_server.ts";
 import { isolationSupported } from "./fakes/prime_sandbox_fs.ts";
@@ -167,6 +175,15 @@ describe("the documentation's commands, run as written", () => {
     }
     it(`${page} marks its blocks by the convention`, () => {
       if (broken) throw broken;
+      for (const b of blocks) {
+        // a skipped block's reason names the test that covers it: that test must exist
+        for (const m of (b.reason ?? "").matchAll(/\btests\/\w+\.ts\b/g)) {
+          assert.ok(existsSync(join(ROOT, m[0])), `${page}:${b.line}: ${m[0]} does not exist`);
+        }
+      }
+    });
+    it(`${page} names only files that exist`, () => {
+      assert.deepEqual(missingFileRefs(ROOT, page), [], `${page}: files it names are not here`);
     });
     for (const block of blocks) {
       const where = `${page}:${block.line}`;
