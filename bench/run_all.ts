@@ -1,5 +1,5 @@
 /**
- * All benchmarks, one after the other, with the figures the README quotes: in-process
+ * All benchmarks, one after the other, with the figures docs/performance.md quotes: in-process
  * throughput against the plain-fetch floor, the upstream leg's transports, whole processes
  * against one mock (floors, the Bun binary, `vf` under deno, promptfoo when installed),
  * streaming relay against a fetch loop, peak RSS at two run sizes, recording long

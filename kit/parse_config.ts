@@ -10,9 +10,8 @@ import { ConfigError } from "./errors.ts";
 /**
  * The parse options of a config read once: zod builds a compiled parser (`new Function`)
  * on an object schema's first parse, which costs more than the one parse it speeds up; a
- * config is parsed once per command or run, so it skips that fast path (the binary's
- * `vf eval --dry-run`, median of thirty interleaved starts: 53.5 ms before, 46.5 ms after;
- * bench/startup.ts times it).
+ * config is parsed once per command or run, so it skips that fast path (bench/startup.ts
+ * times the start it saves; docs/performance.md).
  */
 export const ONE_OFF_PARSE = { jitless: true } as const;
 

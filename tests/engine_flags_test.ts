@@ -3,7 +3,7 @@
  * tasks, `npm run demo`, and `bin/vf.js`, which `npx vf` runs) starts V8 with the same flags, and the README
  * and docs/scripting.md tell `deno run` users those: `--expose-gc`,
  * without which the run's heap trim (lib/run/heap_trim.ts) cannot collect, and the young
- * generation's cap the memory figures were measured with (README, "Benchmarks").
+ * generation's cap the memory figures were measured with (docs/performance.md).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -50,7 +50,7 @@ describe("engine flags", () => {
     assert.deepEqual(v8Flags(HEAP_UNCOLLECTABLE), expected);
   });
 
-  for (const doc of ["README.md", join("docs", "scripting.md")]) {
+  for (const doc of ["README.md", join("docs", "running.md"), join("docs", "scripting.md")]) {
     it(`${doc} tells deno run users the same flags`, () => {
       const text = readFileSync(join(ROOT, doc), "utf8").replaceAll("`", " ");
       const told = v8Flags(text);

@@ -14,11 +14,9 @@ let bunFullGc: FullGc | null | undefined;
 
 /**
  * `fullGC` of `bun:jsc`, looked up once. `Bun.gc(true)` makes the same collection and then
- * asks mimalloc to return free pages: in four interleaved pairs of in-process 50,000-rollout
- * runs (bench/memory_child.ts's run) its collections held the JavaScript thread 26-32 ms
- * each against 14-15 ms, for the same peak RSS (127-134 MB against 127-130). (Bun.shrink()
- * as well returns more pages, but throws away compiled code: the run then took 2.4 times the
- * CPU in bench/memory_growth.ts.)
+ * asks mimalloc to return free pages, which holds the JavaScript thread about twice as long
+ * for the same peak RSS; `Bun.shrink()` returns more pages but throws away compiled code
+ * (figures in docs/performance.md).
  */
 function bunCollector(): FullGc | null {
   if (bunFullGc !== undefined) return bunFullGc;

@@ -2,8 +2,8 @@
  * The host runtime's own process API, reached without importing `node:process`: Deno's
  * `Deno` namespace on Deno, the global `process` on Bun and Node. On Deno, the first
  * `node:` module a process imports (or the first touch of the global `process`) loads
- * Node's compatibility layer, 20-45 ms of start-up on this project's 2-core CI machine; the
- * modules every command loads at start reach the process through this one instead.
+ * Node's compatibility layer, which slows every start (docs/performance.md); the modules
+ * every command loads at start reach the process through this one instead.
  *
  * @module
  */

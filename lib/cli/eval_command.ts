@@ -99,7 +99,7 @@ function evalHelp(loaded: LoadedConfig): string {
   parts.push(
     "Examples:\n  vf eval @ examples/quickstart.toml --model oracle\n" +
       "  vf eval reverse-text -m gpt-4.1-mini -n 20 -r 3 --sampling.temperature 0.7\n" +
-      "  vf eval --resume outputs/<run>      (run what an earlier launch still owes)\n",
+      "  vf eval --resume outputs/<run>      # run what an earlier launch still owes\n",
   );
   if (judges.length) {
     parts.push(`Judges: ${judges.map((j) => `"${j.id}" — ${j.description}`).join("; ")}\n`);

@@ -35,8 +35,8 @@ The script reads its arguments from process.argv.slice(2); vf run exits with the
 script's exit code (1 when it throws, with the error on stderr).
 
 Examples:
-  vf run eval_nightly.ts --tasks 50
-  vf run tests/plugin_test.ts`;
+  vf run examples/eval_script.ts --tasks 2
+  vf run vf-mathsets/mod_test.ts   # the tests vf init scaffolds (node:test files run as tests)`;
 
 /** True when the script is a `node:test` test file. */
 function isTestFile(script: string): boolean {

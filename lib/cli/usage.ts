@@ -38,8 +38,8 @@ every problem otherwise. Takes the same sources and flags as vf eval (vf eval <t
 Examples:
   vf validate-config @ examples/quickstart.toml
   vf validate-config @ outputs/<run>/configs/eval.json
-  vf validate-config reverse-text --env.taskset.num-examples 5
-  vf validate-config ./my_taskset.ts --env.taskset.difficulty hard`,
+  vf validate-config addition --env.taskset.digits 5
+  vf validate-config ./vf-mathsets/mod.ts --env.taskset.count 3   # a plugin module`,
 
   "plugins list": `Usage: vf plugins list
 
@@ -59,7 +59,7 @@ specifier. A fetched specifier resolves through ./vf.lock as \`vf eval\` does (t
 Examples:
   vf plugins show taskset addition
   vf plugins show runtime prime
-  vf plugins show taskset ./my_taskset.ts`,
+  vf plugins show taskset ./vf-mathsets/mod.ts   # the one vf init taskset @acme/vf-mathsets made`,
 
   "sandboxes list": `Usage: vf sandboxes list [--json]
 
@@ -87,7 +87,7 @@ command's exit code. Checks credentials and images before a run.
 
 Examples:
   vf sandbox exec --runtime subprocess -- uname -a
-  vf sandbox exec --runtime prime --runtime.image python:3.11-slim -- python -V
+  vf sandbox exec --runtime prime --runtime.image python:3.11-slim -- python3 -V
   echo hello | vf sandbox exec --runtime modal -- cat`,
 
   init: `Usage: vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]
@@ -111,7 +111,7 @@ target runs as \`vf eval <target> [args...]\`, where Prime's flags keep Prime's 
 (vf always saves), --skip-upload is --no-push.
 
 Examples:
-  vf bridge prime-eval configs/eval.toml -m openai/gpt-4.1-mini
+  vf bridge prime-eval examples/quickstart.toml -m openai/gpt-4.1-mini
   vf bridge prime-eval reverse-text -m my-model -b http://localhost:8000/v1 -n 5`,
 };
 

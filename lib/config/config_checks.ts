@@ -201,10 +201,11 @@ export function checkRunnable(config: EvalConfig, ctx: RunnableContext): ConfigI
   }
   // a file that could not be read is the problem; what it would have set is not
   if (!config.env.taskset.id && ctx.unreadFiles === 0) {
+    const command = ctx.validateOnly ? "vf validate-config" : "vf eval";
     problems.push({
       path: "",
       message:
-        "no taskset: give one as `vf eval <taskset-id>`, --env.taskset.id, or [env.taskset] id in a file",
+        `no taskset: give one as \`${command} <taskset-id>\`, --env.taskset.id, or [env.taskset] id in a file`,
     });
   }
   if (!config.model && ctx.unreadFiles === 0 && !ctx.validateOnly) {

@@ -277,10 +277,11 @@ export async function loadEvalConfig(
     }));
   }
   if (!result.success || problems.length) {
+    const command = options.validateOnly ? "vf validate-config" : "vf eval";
     throw new ConfigError(problems, {
       hint: files.unreadFiles === problems.length
         ? "fix the config file (the line:column is given), then run the command again"
-        : "run `vf eval [<taskset>] --help` to list the fields",
+        : `run \`${command} [<taskset>] --help\` to list the fields`,
     });
   }
 

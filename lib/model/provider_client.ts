@@ -11,9 +11,9 @@
  * them on. The API key never appears in an error.
  *
  * The transport is `./http1/` (HTTP/1.1 over `node:net`/`node:tls` with its own keep-alive
- * pool), not `node:http` or `fetch`: per request it takes about half the CPU of `node:http`
- * on Bun and less than either on Deno (`bench/upstream.ts`), it keeps a connect timeout, and
- * it tells a reused connection's failure apart.
+ * pool), not `node:http` or `fetch`: it takes less CPU per request than either
+ * (`bench/upstream.ts`; docs/performance.md), it keeps a connect timeout, and it tells a
+ * reused connection's failure apart.
  *
  * @module
  */

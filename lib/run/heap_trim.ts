@@ -5,16 +5,14 @@
  * a long run's allocation before collecting it fully. A full collection when the heap has
  * grown holds the peak instead (bench/memory_growth.ts shows both).
  *
- * The rule, checked every {@link CHECK_MS} ms (100 or 250): collect fully when the heap in
- * use (cheap to read: 9 µs) has reached {@link GROWTH_FACTOR} times the live heap measured
- * after the last full collection, and at least {@link FLOOR_BYTES}, so that a short run,
- * whose heap stays below that, never collects. A run's live heap is 10–20 MB
- * (bench/memory_child.ts prints it), so a long run collects each time its garbage has
- * caught up with what it holds live, not on a clock. A safety net caps the cost near 10%
- * of the process's own CPU time: after a collection, the next one waits until the process
- * has spent {@link COST_FACTOR} times the CPU time that one took (CPU, not wall time, so
- * that a loaded machine, which stretches the wall, does not make collections relatively
- * dearer).
+ * The rule, checked every {@link CHECK_MS} ms: collect fully when the heap in use (cheap
+ * to read) has reached {@link GROWTH_FACTOR} times the live heap measured after the last
+ * full collection, and at least {@link FLOOR_BYTES}, so that a short run, whose heap stays
+ * below that, never collects; a long run collects each time its garbage has caught up with
+ * what it holds live, not on a clock. A safety net caps the cost near 10% of the
+ * process's own CPU time: after a collection, the next one waits until the process has
+ * spent {@link COST_FACTOR} times the CPU time that one took (CPU, not wall time, so that a
+ * loaded machine, which stretches the wall, does not make collections relatively dearer).
  *
  * @module
  */
@@ -25,14 +23,9 @@ import { runtimeName } from "../../kit/_runtime/runtime_name.ts";
 /**
  * How often the heap is checked, in milliseconds: 100 under Bun, 250 elsewhere. A run
  * allocates between two checks, so the heap overshoots the rule's mark by what it allocates
- * in that time. Under Bun, checked every quarter second, the binary's peak RSS at 50,000
- * rollouts was 1.26-1.27x that at 2,000 in three bench/memory.ts runs, above its 1.25x
- * target; every 100 ms, 1.19-1.27x in six, and with the cheaper collection of
- * kit/_runtime/gc.ts 1.14-1.18x in three (18-24 collections of a 50,000-rollout run instead
- * of 11-14). Under Deno the `vf` tasks cap V8's young generation, and the peak was the same
- * at both intervals (the deno task 1.11-1.20x against 1.15-1.19x), but the finer one caught
- * the heap over the mark more often: 3 collections of a 5,000-rollout run instead of 1-2
- * (four pairs), each 30-35 ms of the process's CPU, about 2-4% of that run's CPU.
+ * in that time: Bun needs the finer interval to hold its peak, while under Deno, whose young
+ * generation the `vf` launchers cap, it only adds collections (bench/memory.ts; the figures
+ * are in docs/performance.md).
  */
 const CHECK_MS = runtimeName() === "bun" ? 100 : 250;
 /** The heap in use that calls for a collection, as a multiple of the last live heap. */

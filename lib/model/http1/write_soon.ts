@@ -4,9 +4,8 @@
  * that arrived together); writing each request at once interleaves a socket write with
  * every rollout's work. {@link writeSoon} queues the bytes and writes everything queued
  * in one go when the turn's callbacks are done (`setImmediate`): the same writes, made
- * back to back. `bench/compare_in_process.ts` against the writes made at once: 0.86x the
- * CPU per rollout on Deno, 0.94x on Bun (eight rounds each); a request waits at most for
- * the end of the current turn.
+ * back to back, which costs less CPU per rollout (bench/compare_in_process.ts;
+ * docs/performance.md); a request waits at most for the end of the current turn.
  *
  * @module
  */
