@@ -1,7 +1,9 @@
 /**
  * A real browser for tests: the machine's Chromium (`apt-get install chromium`) driven by
  * playwright-core (no browser download), headless, offline-minded flags, and a fresh
- * profile directory removed on close.
+ * profile directory removed on close. Every console error, uncaught page error and
+ * Content-Security-Policy violation of any page in the context is collected in `problems`,
+ * so a test can fail on them.
  *
  * @module
  */
@@ -20,10 +22,30 @@ export function browserMissing(): string | null {
     : `SKIPPED: no ${CHROMIUM} (install it with \`apt-get install -y chromium\`; .ci/run does)`;
 }
 
-/** A launched browser context and its cleanup. */
+/** A launched browser context, what went wrong in its pages, and its cleanup. */
 export interface TestBrowser {
   context: BrowserContext;
+  /** Console errors, uncaught errors and CSP violations, one line each, in order. */
+  problems: string[];
   close(): Promise<void>;
+}
+
+/** Reports each `securitypolicyviolation` of a document to the test (runs before the page's scripts). */
+const REPORT_VIOLATIONS = `document.addEventListener("securitypolicyviolation", (e) =>
+  globalThis.__vfViolation(e.effectiveDirective + " blocked " + (e.blockedURI || "inline") +
+    " (" + e.sourceFile + ":" + e.lineNumber + "): " + (e.sample || "")), true);`;
+
+/** Collects what went wrong in every page of `context` into `problems`. */
+async function watchProblems(context: BrowserContext, problems: string[]): Promise<void> {
+  context.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console error: ${m.text()} (${m.page()?.url()})`);
+  });
+  context.on("weberror", (e) => problems.push(`uncaught: ${e.error().message}`));
+  await context.exposeBinding(
+    "__vfViolation",
+    ({ page }, text: string) => problems.push(`CSP violation: ${text} (${page.url()})`),
+  );
+  await context.addInitScript(REPORT_VIOLATIONS);
 }
 
 /** Launches headless Chromium with a fresh user data dir. */
@@ -44,8 +66,11 @@ export async function launchBrowser(): Promise<TestBrowser> {
       "--disable-sync",
     ],
   });
+  const problems: string[] = [];
+  await watchProblems(context, problems);
   return {
     context,
+    problems,
     close: async () => {
       await context.close().catch(() => {});
       rmSync(profile, { recursive: true, force: true });

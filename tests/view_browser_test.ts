@@ -4,18 +4,20 @@
  * along its links, the task table filtered and sorted, a virtualized 2,000-task table, a
  * run in Python's record shape, the comparison of two runs, a run that grows while the page
  * is open, and the self-contained `--out` report. Screenshots go to docs/images/. Every
- * request the page makes must stay on 127.0.0.1 (or the file itself).
+ * request the page makes must stay on 127.0.0.1 (or the file itself), and no page may log a
+ * console error or violate its Content-Security-Policy. Scrolling large tables to their end:
+ * view_scroll_browser_test.ts.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import type { Page } from "playwright-core";
-import { cliArgv, runCli } from "./_cli.ts";
+import { runCli } from "./_cli.ts";
+import { rowTexts, startViewer } from "./_viewer.ts";
 import { browserMissing, launchBrowser, type TestBrowser } from "./_browser.ts";
 import { fakeEpisode, pythonEpisode, writeRunDir } from "./_view_runs.ts";
 import { at } from "./_assert.ts";
@@ -25,26 +27,6 @@ const ROOT = join(import.meta.dirname!, "..");
 const UPDATE_IMAGES = process.env.VF_UPDATE_SCREENSHOTS === "1";
 const missing = browserMissing();
 if (missing) console.warn(`view_browser_test: ${missing}`);
-
-/** Starts `vf view <dirs>` and resolves with the URL it prints. */
-function startViewer(dirs: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const [cmd, ...args] = cliArgv(["view", ...dirs]);
-  const child = spawn(cmd, args, {
-    env: { ...process.env, NO_COLOR: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let errText = "";
-    child.stderr!.setEncoding("utf8").on("data", (d: string) => errText += d);
-    child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-      const m = /^(http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out);
-      if (m) resolve({ url: m[1]!, child });
-    });
-    child.on("exit", (code) => reject(new Error(`vf view exited ${code}: ${errText}`)));
-  });
-}
 
 function runDirOf(outputDir: string): string {
   const name = at(readdirSync(outputDir), 0);
@@ -61,11 +43,6 @@ async function axeViolations(page: Page): Promise<string[]> {
     `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) =>
       v.id + " (" + v.impact + "): " + v.help + " × " + v.nodes.length + " e.g. " + v.nodes[0].target.join(" ")))`,
   );
-}
-
-/** Rows of a table body, spacer rows left out. */
-async function rowTexts(page: Page, tableId: string): Promise<string[]> {
-  return await page.locator(`#${tableId} tbody tr:not(.spacer)`).allInnerTexts();
 }
 
 describe("vf view in a browser", { skip: missing ?? false }, () => {
@@ -379,6 +356,10 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     assert.deepEqual(requests.filter((u) => !u.startsWith(origin + "/")), []);
   });
 
+  it("logged no console error, uncaught error or CSP violation on any page", () => {
+    assert.deepEqual(browser.problems, []);
+  });
+
   it("writes a self-contained report that opens from disk, traces included", async () => {
     const out = join(tmp, "report.html");
     const res = await runCli(["view", "--out", out, demo, broken], { cwd: ROOT });
@@ -402,6 +383,7 @@ describe("vf view in a browser", { skip: missing ?? false }, () => {
     await filePage.getByTestId("compare-counts").waitFor();
     assert.match(await filePage.getByTestId("compare-counts").innerText(), /10 regressed/);
     assert.deepEqual(seen.filter((u) => !u.startsWith("file://")), []);
+    assert.deepEqual(browser.problems, []);
     await filePage.close();
   });
 });

@@ -2,7 +2,9 @@
  * The run viewer's HTML: one document with its stylesheet and script inline (from
  * `assets.gen.ts`) and a Content-Security-Policy that allows only those two (by hash)
  * and, when served, requests to its own origin — so the page loads nothing from anywhere
- * else. Data goes into `<script type="application/json">` blocks with `<` escaped.
+ * else. Data goes into `<script type="application/json">` blocks with `<` escaped. The
+ * policy blocks every `style` attribute, so the script sets sizes through the CSSOM
+ * (`el.style.height = …`), which `style-src` does not govern.
  *
  * @module
  */

@@ -135,12 +135,13 @@ export function dataTable(spec) {
       ),
     );
 
-  const spacer = (/** @type {number} */ px) =>
-    h(
-      "tr",
-      { class: "spacer", "aria-hidden": "true" },
-      h("td", { colspan: spec.columns.length, style: `height:${px}px` }),
-    );
+  // The spacer's height is set through the CSSOM: the page's CSP (style-src by hash) blocks
+  // every `style` attribute, which would leave the scroller as tall as the rows in the DOM.
+  const spacer = (/** @type {number} */ px) => {
+    const td = h("td", { colspan: spec.columns.length });
+    td.style.height = `${px}px`;
+    return h("tr", { class: "spacer", "aria-hidden": "true" }, td);
+  };
 
   const renderBody = () => {
     if (!virtualizer) {
