@@ -7,11 +7,13 @@
  * @module
  */
 import type { Dialect } from "../../kit/wire/dialect.ts";
+import { anthropicMessages } from "./anthropic/mod.ts";
 import { openAIChat } from "./chat/mod.ts";
 
 /** The dialects, by the id a config names them with (`client.dialects`). */
 export const DIALECTS: Readonly<Record<string, Dialect>> = {
   chat: openAIChat,
+  anthropic: anthropicMessages,
 };
 
 /** Every dialect of {@link DIALECTS}, in the map's order. */
