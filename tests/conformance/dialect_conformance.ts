@@ -4,9 +4,9 @@
  * (never produced by the dialect under test): a program's requests, a provider's JSON and
  * streamed answers and an error body, with what each means in the trace's terms. The suite
  * checks the dialect reads them, that what it renders reads back the same, and
- * (dialect_served.ts, dialect_oracle.ts) that the interception server serving it records the calls as the
- * trace expects, refuses and fails in the dialect's error bodies, and that the oracle
- * answers in it. tests/dialect_conformance_test.ts runs it for every dialect served.
+ * (dialect_served.ts, dialect_oracle.ts) that the interception server serving it records
+ * the calls as the trace expects, refuses and fails in the dialect's error bodies, and
+ * that the oracle answers in it. tests/dialect_conformance_test.ts runs it for every dialect served.
  *
  * @module
  */
