@@ -6,7 +6,8 @@
  * checks the dialect reads them, that what it renders reads back the same, and
  * (dialect_served.ts, dialect_oracle.ts) that the interception server serving it records
  * the calls as the trace expects, refuses and fails in the dialect's error bodies, and
- * that the oracle answers in it. tests/dialect_conformance_test.ts runs it for every dialect served.
+ * that the oracle answers in it. tests/dialect_conformance_test.ts runs it for every
+ * dialect served.
  *
  * @module
  */
