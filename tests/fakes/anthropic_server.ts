@@ -40,7 +40,7 @@ export interface AnthropicReply {
   error?: { status: number; type: string; message: string };
   /** Close the connection without an answer. */
   drop?: boolean;
-  /** Streams only: an `error` event after `message_start`, then the end (an overload mid-stream). */
+  /** Streams only: an `error` event after `message_start`, then the end (overloaded mid-stream). */
   streamError?: { type: string; message: string };
 }
 
