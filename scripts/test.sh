@@ -98,7 +98,7 @@ if [ "$failed" = 0 ]; then
   if [ "$deno_pass" = "$bun_pass" ] && [ "$deno_skip" = "$bun_skip" ]; then
     skipped=""
     [ "$bun_skip" = 0 ] || skipped="; $bun_skip skipped on both:"
-    echo "npm test: ${deno_pass} tests, each passed on Deno and on Bun${skipped} ($took)"
+    echo "npm test: ${deno_pass} tests, each passed on Deno and on Bun ($took)${skipped}"
   else
     echo "npm test: ${deno_pass} tests passed on Deno (${deno_skip} skipped), ${bun_pass} on Bun" \
       "(${bun_skip} skipped) ($took); skipped on Bun:"
