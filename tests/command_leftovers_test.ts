@@ -157,6 +157,7 @@ describe("a killed run with the command harness", () => {
       const s = scenario();
       const pid = await startAndKill(s);
       const left = leftBy(s.temp, pid);
+      assert.deepEqual(leftBy("/tmp", pid), [], "with TMPDIR set, nothing of the run is in /tmp");
       assert.equal(
         messageFolders(s.temp, s.token).length,
         TASKS,
