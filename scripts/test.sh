@@ -56,13 +56,10 @@ wait
 read -r deno_code deno_time <"$logs/deno.end"
 read -r bun_code bun_time <"$logs/bun.end"
 
-# deno counts describe blocks as tests and their it() cases as steps: report the steps
-deno_line=$(grep -E '^(ok|FAILED) \|' "$logs/deno.log" | tail -1 || true)
-deno_pass=$(echo "$deno_line" | sed -nE 's/.*\| [0-9]+ passed \(([0-9]+) steps?\).*/\1/p')
-deno_fail=$(echo "$deno_line" | sed -nE 's/.*\| [0-9]+ failed \(([0-9]+) steps?\).*/\1/p')
-[ -n "$deno_fail" ] || deno_fail=$(echo "$deno_line" | sed -nE 's/.*\| ([0-9]+) failed.*/\1/p')
-bun_pass=$(grep -E '^ *[0-9]+ pass$' "$logs/bun.log" | tail -1 | tr -dc 0-9)
-bun_fail=$(grep -E '^ *[0-9]+ fail$' "$logs/bun.log" | tail -1 | tr -dc 0-9)
+# each it() counted once on both runners (scripts/test_counts.sh says how)
+source scripts/test_counts.sh
+read -r deno_pass deno_fail deno_skip < <(deno_counts "$logs/deno.log")
+read -r bun_pass bun_fail bun_skip < <(bun_counts "$logs/bun.log")
 
 report() { # name code pass fail seconds
   if [ "$2" = 0 ] && [ -n "$3" ] && [ "${4:-0}" = 0 ]; then
@@ -97,11 +94,16 @@ else
 fi
 
 if [ "$failed" = 0 ]; then
-  if [ "$deno_pass" = "$bun_pass" ]; then
-    echo "npm test: ${deno_pass} tests, each passed on Deno and on Bun ($(elapsed $((SECONDS - started))))"
-  else # a test skipped on one runtime (it says why in its log)
-    echo "npm test: ${deno_pass} tests passed on Deno, ${bun_pass} on Bun ($(elapsed $((SECONDS - started))))"
+  took=$(elapsed $((SECONDS - started)))
+  if [ "$deno_pass" = "$bun_pass" ] && [ "$deno_skip" = "$bun_skip" ]; then
+    skipped=""
+    [ "$bun_skip" = 0 ] || skipped="; $bun_skip skipped on both:"
+    echo "npm test: ${deno_pass} tests, each passed on Deno and on Bun ($took)${skipped}"
+  else
+    echo "npm test: ${deno_pass} tests passed on Deno (${deno_skip} skipped), ${bun_pass} on Bun" \
+      "(${bun_skip} skipped) ($took); skipped on Bun:"
   fi
+  bun_skipped "$logs/bun.log" | sed 's/^/  /'
   rm -rf "$logs"
   exit 0
 fi

@@ -9,7 +9,8 @@ import { writeFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import process from "node:process";
 import commandHarness from "../plugins/harnesses/command/mod.ts";
 import { tempRuntime } from "./_temp_runtime.ts";
 import { harnessConfig } from "./_trace_helpers.ts";
@@ -252,6 +253,21 @@ describe("command harness", () => {
       { role: "tool", tool_call_id: "t1", content: "a.txt\n" },
     ]);
     assert.equal(prompt.join("\n"), "continue");
+  });
+
+  it("puts the messages file next to the work directory, not in it, and removes it", async () => {
+    const { result, dir } = await launch(
+      { command: ["bash", "-c", 'echo "$VF_MESSAGES_FILE"; ls -A'] },
+      { endpoint: "http://127.0.0.1:9/v1" },
+    );
+    assert.equal(result.exitCode, 0, result.stderr);
+    const [file, ...listing] = result.stdout.trimEnd().split("\n");
+    assert.deepEqual(listing, [], "the program's working directory holds nothing of the harness");
+    const folder = dirname(file ?? "");
+    assert.equal(dirname(folder), dirname(dir), "next to the work directory");
+    // named after this process, as a work directory is: a killed run's is found and removed
+    assert.match(basename(folder), new RegExp(`^vf-command-p${process.pid}-[A-Za-z0-9]{6}$`));
+    assert.equal(existsSync(folder), false, "removed once the program ended");
   });
 
   it("returns the program's exit code and output unchanged", async () => {

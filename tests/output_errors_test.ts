@@ -45,12 +45,31 @@ function assertCleanExit2(r: { code: number | null; stderr: string }, message: R
   assert.doesNotMatch(r.stderr, /internal error|\n\s+at .+:\d+:\d+/, "no stack trace");
 }
 
+/** True where this process may mount a file system (a tiny tmpfs, unmounted at once). */
+function mayMount(): boolean {
+  const dir = tmp("vf-tmpfs-probe-");
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", dir], { stdio: "ignore" });
+    execFileSync("umount", [dir], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// A skip is decided where the test is declared: one decided inside a running test counts as
+// a pass on Deno (and as a skip on Bun).
+const noFullDevice = existsSync("/dev/full") ? false : "no /dev/full on this system";
+const noMount = mayMount()
+  ? false
+  : "cannot mount a tmpfs here (not permitted); /dev/full covers ENOSPC";
+
 describe("outputs that cannot be written: exit 2, named, nothing half-written", () => {
-  it("traces.jsonl on a full device (/dev/full): ENOSPC named with its path, no temp file", async (t) => {
-    if (!existsSync("/dev/full")) {
-      t.skip("no /dev/full on this system");
-      return;
-    }
+  it("traces.jsonl on a full device (/dev/full): ENOSPC named with its path, no temp file", {
+    skip: noFullDevice,
+  }, async () => {
     const cwd = tmp("vf-full-");
     const runDir = join(cwd, "outputs", "r1");
     mkdirSync(runDir, { recursive: true });
@@ -128,11 +147,10 @@ describe("outputs that cannot be written: exit 2, named, nothing half-written", 
       if (mounted) execFileSync("umount", [mnt], { stdio: "ignore" });
     });
 
-    it("-o on a full file system: exit 2 naming the file, no eval.json.tmp-* left", async (t) => {
-      if (!mounted) {
-        t.skip("cannot mount a tmpfs here (not permitted); /dev/full covers ENOSPC");
-        return;
-      }
+    it("-o on a full file system: exit 2 naming the file, no eval.json.tmp-* left", {
+      skip: noMount,
+    }, async () => {
+      assert.ok(mounted, "the tmpfs could not be mounted, though a probe could mount one");
       const r = await runCli(
         ["eval", ...fastArgs(2), "-o", join(mnt, "out"), "--run.name", "r", "--display", "none"],
         { cwd: mnt, env: KEY },

@@ -88,14 +88,17 @@ describe("rollout lifecycle", () => {
       "0.3",
     ]);
     assert.equal(at(at(at(r.episodes, 0).traces, 0).errors, 0).type, "HarnessError");
-    const left = readdirSync("/tmp").filter((d) => d.startsWith("vf-command-")).filter((d) => {
-      try {
-        return readFileSync(join("/tmp", d, "messages.json"), "utf8").includes(token);
-      } catch {
-        return false; // another test's, removed meanwhile
-      }
-    });
-    assert.deepEqual(left, [], "the messages file (the task's prompt) was left in /tmp");
+    // the file goes next to the local runtime's work directory, in the temp folder
+    const left = [...new Set(["/tmp", tmpdir()])].flatMap((root) =>
+      readdirSync(root).filter((d) => d.startsWith("vf-command-")).filter((d) => {
+        try {
+          return readFileSync(join(root, d, "messages.json"), "utf8").includes(token);
+        } catch {
+          return false; // another test's, removed meanwhile
+        }
+      })
+    );
+    assert.deepEqual(left, [], "the messages file (the task's prompt) was left behind");
   });
 
   it("retries a whole rollout on an included error type and keeps every attempt's errors", async () => {

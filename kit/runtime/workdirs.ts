@@ -2,7 +2,8 @@
  * Work directories of local runtimes, and the cleanup of those a crashed run left behind.
  * A work directory that is removed at stop carries its owner's process id in its name
  * (`vf-<name>-p<pid>-XXXXXX`); one whose process is gone belongs to a run that was killed
- * before it could clean up, and the next resume or `vf sandboxes gc` removes it. Directories
+ * before it could clean up, and the next run (`vf eval`, a resume too) or `vf sandboxes gc`
+ * removes it. Files a harness puts next to a work directory are named the same way. Directories
  * of live processes, directories kept on purpose (`keep_workdir`, no pid in the name) and
  * other users' directories are never touched.
  *

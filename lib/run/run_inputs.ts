@@ -1,8 +1,9 @@
 /**
  * The first step of a run: the input checks before anything touches the disk (a taskset,
  * a readable system prompt file, a bounded and non-empty selection, a resume with a
- * directory), then the run directory prepared (a resume checks its saved config and
- * removes the work directories its crashed launch left behind).
+ * directory), then the run directory prepared (a resume checks its saved config), and the
+ * work directories a killed run left behind removed (every run does it, not only a resume:
+ * a killed run that is never resumed must not leave them for good).
  *
  * @module
  */
@@ -35,7 +36,8 @@ function readSystemPrompt(path: string, cwd: string): string {
   });
 }
 
-/** A resume first removes the local work directories its crashed launch left behind. */
+/** Removes the local work directories (and files next to them) of runs killed before they
+ * could clean up: those under the configured `workdir_root` and the system temp folder. */
 function removeCrashedWorkdirs(config: EvalConfig): void {
   const root: unknown = Reflect.get(config.env.agent.runtime, "workdir_root");
   removeOrphanWorkdirs(typeof root === "string" ? root : undefined);
@@ -95,10 +97,8 @@ export async function checkInputs(loaded: LoadedConfig, options: RunPlace): Prom
   if (runDir !== null) {
     const outputDir = resolve(options.cwd, config.output_dir);
     prepareRunDir(runDir, outputDir, { clean: config.clean, resume: config.resume });
-    if (config.resume) {
-      checkResumeConfig(runDir, config);
-      removeCrashedWorkdirs(config);
-    }
+    if (config.resume) checkResumeConfig(runDir, config);
   }
+  removeCrashedWorkdirs(config);
   return { taskset, tasksetConfig, view: selectTasks(all, config), selected };
 }

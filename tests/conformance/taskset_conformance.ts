@@ -159,8 +159,12 @@ export function tasksetConformance(label: string, c: TasksetConformanceCase): vo
       else assert.ok(tasks.length <= bound, "a finite taskset ended within 100000 tasks");
     });
 
-    it("the reference solution earns every reward; an empty reply does not", async (t) => {
-      if (!plugin.solution || !plugin.rewards) return t.skip("no solution or no rewards");
+    // skipped where it is declared, so both runners report it skipped (not passed)
+    const unplayable = plugin.solution && plugin.rewards ? false : "no solution or no rewards";
+    it("the reference solution earns every reward; an empty reply does not", {
+      skip: unplayable,
+    }, async () => {
+      if (!plugin.solution || !plugin.rewards) return;
       const config = resolved();
       const tasks = await head(plugin, config, sample);
       let played = 0;

@@ -11,11 +11,27 @@
  * with a message saying to use chat completions. The tail of the program's stdout and
  * stderr is kept on the trace (`info.agent_output`) whatever its exit code.
  *
+ * The messages file lives outside the program's working directory (a program that lists
+ * or commits its directory must not see it). On a runtime on this machine it goes in a
+ * folder next to the rollout's work directory (in `TMPDIR`, or the local runtime's
+ * `workdir_root`), named after this process as the work directories are
+ * (`vf-command-p<pid>-XXXXXX`): removed when the rollout ends, and, when the run was
+ * killed first, by the next run, `vf eval --resume` or `vf sandboxes gc`. In a remote
+ * sandbox it goes in the sandbox's `/tmp`, which goes with the sandbox.
+ *
  * @module
  */
 import { randomUUID } from "node:crypto";
+import { dirname, join } from "node:path";
 import { z } from "zod";
-import { defineHarness, promptText, toChatMessages } from "../../../kit/mod.ts";
+import {
+  defineHarness,
+  ownedWorkdirPrefix,
+  promptText,
+  randomChars,
+  type Runtime,
+  toChatMessages,
+} from "../../../kit/mod.ts";
 
 /** Variable naming the file that holds the initial messages as JSON. */
 const MESSAGES_FILE_VAR = "VF_MESSAGES_FILE";
@@ -64,7 +80,7 @@ export default defineHarness({
   capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
   async launch(ctx) {
     const cfg = ctx.config;
-    const messagesFile = `/tmp/vf-command-${randomUUID()}/messages.json`;
+    const messagesFile = messagesPath(ctx.runtime);
     await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
     const env: Record<string, string> = {
       ...cfg.env,
@@ -85,6 +101,16 @@ export default defineHarness({
     }
   },
 });
+
+/** Letters of a folder's random suffix (as `mkdtemp` uses). */
+const SUFFIX_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** Where one rollout's messages file goes (see the module doc). */
+function messagesPath(runtime: Runtime): string {
+  if (!runtime.isLocal) return `/tmp/vf-command-${randomUUID()}/messages.json`;
+  const folder = ownedWorkdirPrefix("command") + randomChars(6, SUFFIX_LETTERS);
+  return join(dirname(runtime.workdir), folder, "messages.json");
+}
 
 /** Best-effort removal of the messages file and its folder; never throws. */
 async function removeQuietly(
