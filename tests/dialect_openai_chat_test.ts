@@ -2,7 +2,7 @@
  * The OpenAI chat completions dialect passes the dialect conformance suite, with samples
  * written here by hand in the shape OpenAI's API documents (not produced by the dialect).
  */
-import { openAIChat } from "../lib/model/openai_chat.ts";
+import { openAIChat } from "../lib/dialects/chat/mod.ts";
 import { dialectConformance } from "./conformance/dialect_conformance.ts";
 
 const messages = [

@@ -21,8 +21,8 @@ import {
   type InterceptionServer,
   type SessionTrace,
   startInterceptionServer,
-} from "../../lib/model/interception_server.ts";
-import { createProviderClient, type ProviderClient } from "../../lib/model/provider_client.ts";
+} from "../../lib/interception/mod.ts";
+import { createProviderClient, type ProviderClient } from "../../lib/clients/provider_client.ts";
 
 /** Hand-written samples of a dialect's wire format and what they mean. */
 export interface DialectSamples {

@@ -8,18 +8,18 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { ProviderError, traceErrorRecord } from "../../../kit/errors.ts";
-import { redact } from "../../../kit/secrets.ts";
+import { ProviderError, traceErrorRecord } from "../../kit/errors.ts";
+import { redact } from "../../kit/secrets.ts";
 import type {
   Dialect,
   DialectOutcome,
   DialectRequest,
   UpstreamCall,
-} from "../../../kit/wire/dialect.ts";
-import { sendJson, type WireReply, type WireRequest } from "../../../kit/wire/http.ts";
-import { normalizeFinishReason } from "../chat_dialect.ts";
-import { commitTurn } from "../graph.ts";
-import type { ProviderClient, ProviderResponse } from "../provider_client.ts";
+} from "../../kit/wire/dialect.ts";
+import { sendJson, type WireReply, type WireRequest } from "../../kit/wire/http.ts";
+import { normalizeFinishReason } from "../dialects/chat/codec.ts";
+import { commitTurn } from "./graph.ts";
+import type { ProviderClient, ProviderResponse } from "../clients/provider_client.ts";
 import { forwardHeaders, relayHeaders } from "./headers.ts";
 import { relayStream, type StreamCall } from "./relay.ts";
 import {
@@ -296,7 +296,7 @@ async function exchange(
       const headers = { ...relayHeaders(response.headers), "content-type": "application/json" };
       const text = redact(response.text);
       // A harness in this process takes the parsed body rather than parse it again: the
-      // record holds none of it (lib/model/chat_dialect.ts chatToMessage copies what it
+      // record holds none of it (lib/dialects/chat/codec.ts chatToMessage copies what it
       // keeps), and nothing was scrubbed from the text, so it is what the text parses to.
       if (text === response.text) reply.offerParsed?.(response.json);
       sendJson(reply, response.status, text, headers);

@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { ProviderError } from "../../../kit/errors.ts";
-import { concatBytes } from "../../../kit/util/bytes.ts";
-import { redact } from "../../../kit/secrets.ts";
-import type { DialectOutcome, DialectStreamReader } from "../../../kit/wire/dialect.ts";
-import type { WireReply } from "../../../kit/wire/http.ts";
-import { formatSseEvent, type SseEvent, SseSplitter } from "../../../kit/wire/sse.ts";
-import type { ProviderStreamResponse } from "../provider_client.ts";
+import { ProviderError } from "../../kit/errors.ts";
+import { concatBytes } from "../../kit/util/bytes.ts";
+import { redact } from "../../kit/secrets.ts";
+import type { DialectOutcome, DialectStreamReader } from "../../kit/wire/dialect.ts";
+import type { WireReply } from "../../kit/wire/http.ts";
+import { formatSseEvent, type SseEvent, SseSplitter } from "../../kit/wire/sse.ts";
+import type { ProviderStreamResponse } from "../clients/provider_client.ts";
 import { relayHeaders } from "./headers.ts";
 import type { Recorded, Session } from "./session.ts";
 

@@ -25,7 +25,7 @@ import {
   type WireReply,
 } from "../../kit/wire/http.ts";
 import { inProcessClient } from "./in_process_client.ts";
-import { openAIChat } from "./openai_chat.ts";
+import { openAIChat } from "../dialects/chat/mod.ts";
 import type { ProviderClient } from "./provider_types.ts";
 
 const decoder = new TextDecoder();

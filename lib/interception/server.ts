@@ -9,17 +9,17 @@
  * @module
  */
 import http from "node:http";
-import type { Dialect, DialectRoute } from "../../../kit/wire/dialect.ts";
-import { findRoute } from "../../../kit/wire/dialect.ts";
+import type { Dialect, DialectRoute } from "../../kit/wire/dialect.ts";
+import { findRoute } from "../../kit/wire/dialect.ts";
 import {
   closeServer,
   fromNode,
   listenLoopback,
   sendJson,
   type WireHandler,
-} from "../../../kit/wire/http.ts";
-import { serveInProcess } from "../../../kit/wire/in_process.ts";
-import { openAIChat } from "../openai_chat.ts";
+} from "../../kit/wire/http.ts";
+import { serveInProcess } from "../../kit/wire/in_process.ts";
+import { ALL_DIALECTS } from "../dialects/mod.ts";
 import { handleCall, sendError, type ServerContext } from "./call.ts";
 import { bearer } from "./headers.ts";
 import { type InterceptionSession, Session, type SessionOptions } from "./session.ts";
@@ -30,7 +30,7 @@ export type InterceptionLog = (level: "debug" | "info" | "warn", message: string
 /** Options of {@link startInterceptionServer}. */
 export interface InterceptionServerOptions {
   log?: InterceptionLog;
-  /** The dialects served; the first one also words the errors of unknown routes. @default [openAIChat] */
+  /** The dialects served; the first one also words the errors of unknown routes. @default ALL_DIALECTS */
   dialects?: readonly Dialect[];
 }
 
@@ -126,13 +126,6 @@ class InterceptionRouter {
   async #route(...[req, reply]: Parameters<WireHandler>): Promise<void> {
     const main = this.#dialects[0]!;
     const path = req.path;
-    for (const d of this.#dialects) {
-      const refused = d.refuse?.(path);
-      if (refused) {
-        req.discard();
-        return sendJson(reply, refused.status, refused.body, { "x-should-retry": "false" });
-      }
-    }
     let dialect: Dialect = main;
     let route: DialectRoute | undefined;
     for (const d of this.#dialects) {
@@ -144,6 +137,13 @@ class InterceptionRouter {
     }
     if (!route) {
       req.discard();
+      // A dialect's refusal answers only a path no dialect serves.
+      for (const d of this.#dialects) {
+        const refused = d.refuse?.(path);
+        if (refused) {
+          return sendJson(reply, refused.status, refused.body, { "x-should-retry": "false" });
+        }
+      }
       const message =
         `Unknown request URL: ${req.method} ${path} (this server answers ${this.#served})`;
       return sendError(reply, main, 404, message, "invalid_request_error", "unknown_url");
@@ -178,7 +178,7 @@ export async function startInterceptionServer(
   options: InterceptionServerOptions = {},
 ): Promise<InterceptionServer> {
   const router = new InterceptionRouter(
-    options.dialects ?? [openAIChat],
+    options.dialects ?? ALL_DIALECTS,
     options.log ?? (() => {}),
   );
   const server = http.createServer((req, res) => void router.handle(...fromNode(req, res)));
