@@ -1,7 +1,7 @@
 /**
  * The oracle model: a provider that answers each rollout with its task's reference
- * {@link Solution}, in whichever dialect of lib/dialects/mod.ts the request's route names
- * (chat completions, Responses, ...): the dialect reads the request and renders the answer. It finds the rollout by the
+ * {@link Solution}, in the dialect of the route it is called on (every dialect of
+ * lib/dialects/mod.ts: chat completions, Anthropic Messages, ...). It finds the rollout by the
  * `X-Session-ID` header (the interception server forwards the trace id upstream under it).
  *
  * With `solution.commands` and a `bash` tool in the request, turn k (k = assistant
@@ -15,8 +15,7 @@
 import { createServer } from "node:http";
 import type { Solution } from "../../kit/contract.ts";
 import type { Message, ToolSpec } from "../../kit/trace/types.ts";
-import { openAIErrorBody } from "../../kit/wire/chat.ts";
-import { type Dialect, type DialectOutcome, findRoute } from "../../kit/wire/dialect.ts";
+import type { Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
 import {
   closeServer,
   fromNode,
@@ -55,74 +54,67 @@ export interface Oracle {
   register(traceId: string, solution: Solution): void;
   /** Forgets a session; later requests for it get a 400. */
   unregister(traceId: string): void;
-  /** Serves one request to `/v1/chat/completions`. */
+  /** Serves one request to a dialect's model-call route (e.g. `/v1/chat/completions`). */
   readonly handle: WireHandler;
 }
 
+/** The dialect whose model-call route is `path`, if any. */
+function dialectAt(dialects: readonly Dialect[], path: string): Dialect | undefined {
+  return dialects.find((d) => d.routes.some((r) => !r.answer && !r.relay && r.path === path));
+}
+
 /** The oracle's state and request handler (serve it with {@link startOracleServer}). */
-function createOracle(): Oracle {
+function createOracle(dialects: readonly Dialect[] = ALL_DIALECTS): Oracle {
   const sessions = new Map<string, Solution>();
   let counter = 0;
 
   async function serve(...[req, reply]: Parameters<WireHandler>): Promise<void> {
     const path = req.path;
-    const dialect = ALL_DIALECTS.find((d) => {
-      const route = findRoute(d, path);
-      return route !== undefined && route.answer === undefined;
-    });
+    const dialect = dialectAt(dialects, path);
     if (!dialect) {
       req.discard();
       return sendError(reply, 404, `unknown route ${req.method} ${path}`, "not_found");
     }
+    const fail = (status: number, message: string, code: string) =>
+      sendError(reply, status, message, code, dialect);
     if (req.method !== "POST") {
       req.discard();
-      return sendError(
-        reply,
-        405,
-        `method ${req.method} not allowed`,
-        "method_not_allowed",
-        dialect,
-      );
+      return fail(405, `method ${req.method} not allowed`, "method_not_allowed");
     }
     const raw = await req.body(MAX_BODY_BYTES);
-    if (raw === null) return sendError(reply, 413, "request body too large", "too_large", dialect);
+    if (raw === null) return fail(413, "request body too large", "too_large");
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(decoder.decode(raw));
     } catch {
-      return sendError(reply, 400, "request body is not valid JSON", "invalid_json", dialect);
+      return fail(400, "request body is not valid JSON", "invalid_json");
     }
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      return sendError(
-        reply,
-        400,
-        "request body must be a JSON object",
-        "invalid_request",
-        dialect,
-      );
+      return fail(400, "request body must be a JSON object", "invalid_request");
     }
     if (typeof body.model !== "string" || body.model === "") {
-      return sendError(reply, 400, "you must provide a model parameter", "missing_model", dialect);
+      return fail(400, "you must provide a model parameter", "missing_model");
     }
     const request = dialect.parseRequest(body);
-    if (typeof request === "string") {
-      return sendError(reply, 400, request, "invalid_request", dialect);
-    }
+    if (typeof request === "string") return fail(400, request, "invalid_messages");
     if (request.messages.length === 0) {
-      return sendError(reply, 400, "the request carries no messages", "invalid_messages", dialect);
+      return fail(400, "'messages' must be a non-empty array", "invalid_messages");
     }
     const sessionId = req.headers["x-session-id"] ?? null;
     const solution = sessionId === null ? undefined : sessions.get(sessionId);
     if (!solution) {
       const what = sessionId === null ? "no X-Session-ID header" : `unknown session '${sessionId}'`;
-      return sendError(reply, 400, `oracle: ${what}`, "unknown_session", dialect);
+      return fail(400, `oracle: ${what}`, "unknown_session");
     }
-    // the program's own settings, read as the dialect reads them (its model kept)
-    const call = dialect.prepare(request, body.model, {}, { streamUsage: false });
-    const outcome = answerFor(solution, request.messages, call.tools);
+    const tools = dialect.prepare(request, body.model, {}, { streamUsage: false }).tools;
+    const outcome = answerFor(solution, request.messages, tools);
     const meta = { id: `${dialect.id}-oracle-${++counter}`, model: body.model, created: nowS() };
     if (!request.stream) return sendJson(reply, 200, dialect.renderResponse(outcome, meta));
-    const events = dialect.renderStream(outcome, { ...meta, includeUsage: call.relayUsage });
+    const opts = body.stream_options as { include_usage?: unknown } | undefined;
+    const events = dialect.renderStream(outcome, {
+      ...meta,
+      includeUsage: opts?.include_usage === true,
+    });
     reply.head(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
@@ -220,22 +212,16 @@ function usageFor(messages: readonly Message[], answer: string) {
   };
 }
 
-/**
- * An error in the dialect's shape (OpenAI's when the route names none): `type` from the
- * status, the oracle's own `code`.
- */
+/** An error in the dialect's shape (OpenAI's by default): the oracle's own `code`. */
 function sendError(
   reply: WireReply,
   status: number,
   message: string,
   code: string,
-  dialect?: Dialect,
+  dialect: Dialect = ALL_DIALECTS[0]!,
 ): void {
   const type = status >= 500 ? "server_error" : "invalid_request_error";
-  const body = dialect
-    ? dialect.errorBody(message, type, code)
-    : openAIErrorBody(message, type, code);
-  sendJson(reply, status, body);
+  sendJson(reply, status, dialect.errorBody(message, type, code, status));
 }
 
 function nowS(): number {

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Dialect } from "../../kit/wire/dialect.ts";
+import { anthropicMessages } from "./anthropic/mod.ts";
 import { openAIChat } from "./chat/mod.ts";
 import { openAIResponses } from "./responses/mod.ts";
 
@@ -14,6 +15,7 @@ import { openAIResponses } from "./responses/mod.ts";
 export const DIALECTS: Readonly<Record<string, Dialect>> = {
   chat: openAIChat,
   responses: openAIResponses,
+  anthropic: anthropicMessages,
 };
 
 /** Every dialect of {@link DIALECTS}, in the map's order. */

@@ -28,6 +28,8 @@ export interface StreamCall {
   fail(err: ProviderError): void;
   /** Records a call cut off by its session's end. */
   closedMidway(): null;
+  /** The stream's terminal event, as said in errors. */
+  terminalEvent: string;
 }
 
 /** Relays a stream event by event; commits and sends the terminal event at the end. */
@@ -115,7 +117,7 @@ export async function relayStream(
     : !reader.answered
     ? "provider stream ended without a completion"
     : done === null
-    ? "provider stream ended before its terminal event (data: [DONE])"
+    ? `provider stream ended before its terminal event (${call.terminalEvent})`
     : null;
   if (broken !== null) {
     // Cut the program's stream off: ended cleanly it would pass for a complete answer.

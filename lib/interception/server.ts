@@ -1,7 +1,7 @@
 /**
  * The interception server's front: routes each request to the dialect that serves its
- * path, refuses what no dialect serves (404/405), authenticates the rollout by its bearer
- * secret (401 unknown, 409 closed), then answers a dialect's fixed route or hands a model
+ * path, refuses what no dialect serves (404/405), authenticates the rollout by its secret
+ * (`x-api-key` or bearer; 401 unknown, 409 closed), then answers a dialect's fixed route or hands a model
  * call to call.ts. Sessions open and close here; closed secrets are remembered in a ring.
  * The handler serves the socket (programs in a runtime) and, registered in-process, the
  * host-side harnesses, which reach it through `wireFetch` (kit/wire/in_process.ts).
@@ -21,7 +21,8 @@ import {
 import { serveInProcess } from "../../kit/wire/in_process.ts";
 import { ALL_DIALECTS } from "../dialects/mod.ts";
 import { handleCall, sendError, type ServerContext } from "./call.ts";
-import { bearer } from "./headers.ts";
+import { rolloutSecret } from "./headers.ts";
+import { handlePassthrough } from "./passthrough.ts";
 import { type InterceptionSession, Session, type SessionOptions } from "./session.ts";
 
 /** A log callback (the library never prints). */
@@ -152,7 +153,7 @@ class InterceptionRouter {
       req.discard();
       return sendError(reply, dialect, 405, `Method ${req.method} not allowed on ${path}`);
     }
-    const secret = bearer(req.headers);
+    const secret = rolloutSecret(req.headers);
     const session = secret === null ? undefined : this.sessions.get(secret);
     if (!session || session.closed) {
       req.discard();
@@ -169,6 +170,7 @@ class InterceptionRouter {
         : {};
       return sendJson(reply, answer.status, answer.body, headers);
     }
+    if (route.relay) return await handlePassthrough(this.#ctx, dialect, req, reply, session);
     await handleCall(this.#ctx, dialect, req, reply, session);
   }
 }

@@ -32,6 +32,7 @@ export const openAIResponses: Dialect = {
   id: "openai-responses",
   endpoint: RESPONSES_PATH,
   routes: [{ method: "POST", path: "/v1/responses" }],
+  terminalEvent: "response.completed",
   refuse(path) {
     if (!path.startsWith("/v1/responses/")) return null;
     return {

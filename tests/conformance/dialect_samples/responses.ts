@@ -1,9 +1,10 @@
 /**
- * The OpenAI Responses dialect passes the dialect conformance suite, with samples written
- * here by hand in the shape OpenAI's API documents (not produced by the dialect).
+ * Samples of the OpenAI Responses dialect for the dialect conformance suite, written here
+ * by hand in the shape OpenAI's API documents (not produced by the dialect).
+ *
+ * @module
  */
-import { openAIResponses } from "../lib/dialects/responses/mod.ts";
-import { dialectConformance } from "./conformance/dialect_conformance.ts";
+import type { DialectSamples } from "../dialect_conformance.ts";
 
 const input = [
   { type: "message", role: "user", content: [{ type: "input_text", text: "What is 2+2?" }] },
@@ -133,7 +134,16 @@ const stream = [
   }),
 ].join("");
 
-dialectConformance("openai responses", openAIResponses, {
+const bash = {
+  type: "function",
+  name: "bash",
+  description: "Runs a shell command",
+  parameters: { type: "object", properties: { command: { type: "string" } } },
+  strict: false,
+};
+
+/** The Responses dialect's samples. */
+export const responsesSamples: DialectSamples = {
   request: { model: "gpt-sample", instructions: "Be brief.", input, tools, temperature: 1 },
   streamRequest: { model: "gpt-sample", instructions: "Be brief.", input, tools, stream: true },
   requestMessages: [
@@ -173,4 +183,16 @@ dialectConformance("openai responses", openAIResponses, {
   contextLengthMessage:
     "Your input exceeds the context window of this model. Please adjust your input and try again.",
   invalidRequests: [null, [], "text", { model: "m", input: 3 }, { input: ["hi"] }],
-});
+  tools: [{
+    name: "calc",
+    description: "Evaluates an expression",
+    parameters: { type: "object", properties: { expr: { type: "string" } } },
+    strict: false,
+  }],
+  bashRequest: (stream) => ({
+    model: "gpt-sample",
+    input: "Say hi in a shell.",
+    tools: [bash],
+    ...(stream ? { stream: true } : {}),
+  }),
+};
