@@ -18,6 +18,8 @@ export interface FakeAnswer {
   incomplete?: boolean;
   /** End `failed` with this error. */
   failed?: { code: string; message: string };
+  /** Streaming only: an `error` event after `response.in_progress`, and nothing after it. */
+  streamError?: { code: string; message: string };
 }
 
 type Json = Record<string, unknown>;
@@ -122,6 +124,10 @@ export function answerEvents(answer: FakeAnswer, id: string, model: string, requ
   const head = responseOf(answer, id, model, request, false);
   emit("response.created", { response: head });
   emit("response.in_progress", { response: head });
+  if (answer.streamError) {
+    emit("error", { ...answer.streamError, param: null });
+    return out;
+  }
   if (answer.failed) {
     emit("response.failed", { response: responseOf(answer, id, model, request, true) });
     return out;

@@ -41,6 +41,8 @@ export type FakeResponsesReply =
     drop?: boolean;
     /** Streaming only: close the connection after this many events. */
     dropAfterEvents?: number;
+    /** Streaming only: end the response cleanly after this many events. */
+    endAfterEvents?: number;
   };
 
 /** One request the fake accepted as JSON (valid or not). */
@@ -154,6 +156,7 @@ export async function startFakeResponses(options: FakeResponsesOptions): Promise
       const upTo = answer.dropAfterEvents ?? events.length;
       for (const [i, event] of events.entries()) {
         if (i >= upTo) return req.socket.destroy();
+        if (i >= (answer.endAfterEvents ?? events.length)) break;
         res.write(event);
         // let some events travel in separate reads
         if (i % 4 === 3) await new Promise((r) => setImmediate(r));

@@ -19,7 +19,7 @@ import {
   RESPONSES_PATH,
   toolSpecsOf,
 } from "./request.ts";
-import { parseResponsesBody } from "./response.ts";
+import { parseResponsesBody, unansweredResponse } from "./response.ts";
 import { ResponsesStreamReader } from "./stream.ts";
 
 /** The answer to the Responses API's other routes, which an agent's SDK shows. */
@@ -64,6 +64,7 @@ export const openAIResponses: Dialect = {
     };
   },
   parseResponse: parseResponsesBody,
+  unanswered: unansweredResponse,
   streamReader: () => new ResponsesStreamReader(),
   renderResponse: renderResponsesBody,
   renderStream: renderResponsesStream,

@@ -88,6 +88,14 @@ export function outcomeOfResponse(response: Record<string, unknown>): DialectOut
   };
 }
 
+/** Why a provider's JSON answer carries none (the wording of verifiers' Responses dialect). */
+export function unansweredResponse(json: unknown): string {
+  if (!isRecord(json) || !Array.isArray(json.output)) {
+    return "malformed upstream response: the provider's answer is no Responses object";
+  }
+  return `upstream Responses request did not complete: ${responseFailure(json)}`;
+}
+
 /** Reads a provider's JSON answer; null when it is no Responses object or did not complete. */
 export function parseResponsesBody(json: unknown): DialectOutcome | null {
   if (!isRecord(json) || !Array.isArray(json.output)) return null;
