@@ -138,7 +138,7 @@ describe("interception of the Responses API", () => {
     assert.match(streamed.text ?? "", /"type":"error"/, "the event reaches the program");
     assert.match(
       at(streamed.trace.calls, 0).error?.message ?? "",
-      /provider stream reported an error: server_error: overloaded, try again/,
+      /provider stream reported an error: overloaded, try again$/,
     );
     reply = { failed: { code: "server_error", message: "The model failed." } };
     const json = await call({ input: "hi" });
