@@ -62,6 +62,21 @@ const TOOL_TYPES: readonly RegExp[] = [
   /^tool_search$/,
 ];
 
+/** The parameters of `POST /v1/responses/input_tokens`. */
+export const COUNT_PARAMETERS: ReadonlySet<string> = new Set([
+  "conversation",
+  "input",
+  "instructions",
+  "model",
+  "parallel_tool_calls",
+  "previous_response_id",
+  "reasoning",
+  "text",
+  "tool_choice",
+  "tools",
+  "truncation",
+]);
+
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
 const ROLES = ["user", "assistant", "system", "developer"];
 
@@ -142,9 +157,12 @@ function checkRange(
 }
 
 /** The first thing the API would refuse in `body`, or null. */
-export function checkRequest(body: Record<string, unknown>): RequestProblem | null {
+export function checkRequest(
+  body: Record<string, unknown>,
+  parameters: ReadonlySet<string> = PARAMETERS,
+): RequestProblem | null {
   for (const key of Object.keys(body)) {
-    if (!PARAMETERS.has(key)) {
+    if (!parameters.has(key)) {
       return problem(`Unknown parameter: '${key}'.`, key, "unknown_parameter");
     }
   }
