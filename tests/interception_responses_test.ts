@@ -1,9 +1,10 @@
 /**
  * The interception server serving the OpenAI Responses API against a strict loopback
  * Responses provider: a relayed stream keeps the API's event order with the final event
- * last, the SDK's input-token count is relayed unrecorded, the program's fields reach the provider as it sent them (so the provider's own
- * refusals come back), and a stream cut short, an `error` event and a failed response
- * each fail the call with what happened, never passing for an answer.
+ * last, the SDK's input-token count is relayed unrecorded, the program's fields reach the
+ * provider as it sent them (so the provider's own refusals come back), and a stream cut
+ * short, an `error` event and a failed response each fail the call with what happened,
+ * never passing for an answer.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";

@@ -141,14 +141,16 @@ function checkRange(
   if (typeof v !== "number") return problem(`Invalid type for '${key}': expected a number.`, key);
   if (v < min) {
     return problem(
-      `Invalid '${key}': decimal below minimum value. Expected a value >= ${min}, but got ${v} instead.`,
+      `Invalid '${key}': decimal below minimum value. ` +
+        `Expected a value >= ${min}, but got ${v} instead.`,
       key,
       "decimal_below_min_value",
     );
   }
   if (v > max) {
     return problem(
-      `Invalid '${key}': decimal above maximum value. Expected a value <= ${max}, but got ${v} instead.`,
+      `Invalid '${key}': decimal above maximum value. ` +
+        `Expected a value <= ${max}, but got ${v} instead.`,
       key,
       "decimal_above_max_value",
     );
@@ -194,7 +196,8 @@ export function checkRequest(
     }
     if ((cap as number) < 16) {
       return problem(
-        `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${cap} instead.`,
+        "Invalid 'max_output_tokens': integer below minimum value. " +
+          `Expected a value >= 16, but got ${cap} instead.`,
         "max_output_tokens",
         "integer_below_min_value",
       );

@@ -5,7 +5,8 @@
  * ```ts
  * const fake = await startFakeResponses({
  *   apiKey: "sk-test",
- *   script: (body, i) => i === 0 ? { calls: [{ name: "bash", arguments: { command: "ls" } }] } : "done",
+ *   script: (body, i) =>
+ *     i === 0 ? { calls: [{ name: "bash", arguments: { command: "ls" } }] } : "done",
  * });
  * // point a client at fake.url (it includes /v1), then inspect fake.requests
  * await fake.close();
@@ -113,7 +114,8 @@ export async function startFakeResponses(options: FakeResponsesOptions): Promise
         return send(
           401,
           errorBody(
-            "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.",
+            "You didn't provide an API key. You need to provide your API key in an " +
+              "Authorization header using Bearer auth.",
             "invalid_request_error",
             null,
             null,
