@@ -145,7 +145,7 @@ export { EXTRACTOR_RE, matchAnswer, normalizeText } from "./scoring/match.ts";
 export { sequenceRatio } from "./scoring/sequence_matcher.ts";
 export { fence, renderTemplate } from "./scoring/template.ts";
 export { JUDGE_VIEWS, judgeAnswer, judgeQuestion, judgeResponse } from "./scoring/transcript.ts";
-export { getEnv } from "./_runtime/env.ts";
+export { getAllEnv, getEnv } from "./_runtime/env.ts";
 export { spawnProgram } from "./_runtime/spawn.ts";
 export { concatBytes } from "./util/bytes.ts";
 export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
