@@ -62,3 +62,32 @@ export function containersLabelled(label: string): string[] {
 export function removeContainers(ids: string[]): void {
   if (ids.length) docker(["rm", "--force", ...ids]);
 }
+
+/** `[id, name]` of each container among `ids` that still exists. */
+export function containerNames(ids: string[]): [string, string][] {
+  if (ids.length === 0) return [];
+  const r = docker(["inspect", "--type", "container", "--format", "{{.Id}} {{.Name}}", ...ids]);
+  return r.out.split("\n").filter(Boolean).map((l) => {
+    const [id, name] = l.split(" ") as [string, string];
+    return [id, name.replace(/^\//, "")];
+  });
+}
+
+/** Starts a container of the test image that sleeps (no label, no network); returns its id. */
+export function startPlainContainer(name: string): string {
+  const r = docker([
+    "run",
+    "--detach",
+    "--rm",
+    "--network",
+    "none",
+    "--name",
+    name,
+    "--entrypoint",
+    "sleep",
+    TEST_IMAGE,
+    "120",
+  ]);
+  if (r.status !== 0) throw new Error(`docker run failed: ${r.err}`);
+  return r.out.trim();
+}

@@ -14,7 +14,14 @@ import { ConfigError, SandboxError } from "../kit/errors.ts";
 import { listSandboxes } from "../kit/runtime/ledger.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
 import docker, { MANAGED_LABEL, RUN_LABEL } from "../plugins/runtimes/docker/mod.ts";
-import { containersLabelled, dockerSkipReason, removeContainers, TEST_IMAGE } from "./_docker.ts";
+import {
+  containerNames,
+  containersLabelled,
+  dockerSkipReason,
+  removeContainers,
+  startPlainContainer,
+  TEST_IMAGE,
+} from "./_docker.ts";
 
 const skip = dockerSkipReason();
 if (skip) console.warn(`runtime_docker_test: SKIPPED: ${skip}`);
@@ -96,6 +103,25 @@ describe("docker runtime against the engine", { skip: skip ?? false }, () => {
     await rt.stopConfirmed();
     assert.equal(rt.stopped, true);
     assert.ok(!listSandboxes().some((e) => e.id === rt.info.id));
+  });
+
+  it("stopById refuses a container without the label, and removes a labelled one", async () => {
+    const plain = startPlainContainer(`vf-plain-${process.pid}`);
+    try {
+      const entry = { provider: "docker", id: plain, created_at: new Date().toISOString() };
+      await assert.rejects(docker.stopById!(entry), /lacks the label io\.verifiers-ts\.sandbox/);
+      assert.equal(containerNames([plain]).length, 1, "the unlabelled container is untouched");
+    } finally {
+      removeContainers([plain]);
+    }
+    const rt = makeDocker();
+    await rt.start();
+    const logs: string[] = [];
+    const entry = { provider: "docker", id: rt.info.id!, created_at: new Date().toISOString() };
+    await docker.stopById!(entry, { log: (m) => logs.push(m) });
+    assert.deepEqual(containerNames([rt.info.id!]), []);
+    await docker.stopById!(entry, { log: (m) => logs.push(m) });
+    assert.deepEqual(logs, [`docker sandbox ${rt.info.id} was already gone`]);
   });
 
   it("fails the start at once for an image not on this machine, naming it and the fix", async () => {
