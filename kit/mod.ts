@@ -78,7 +78,7 @@ export type { ConfigIssue, ErrorCode, ErrorReport } from "./errors.ts";
 export { VERSION } from "./version.ts";
 export { addSecret } from "./secrets.ts";
 export { promptText } from "./tasks/task_data.ts";
-export type { TaskData, TaskTimeout } from "./tasks/task_data.ts";
+export type { TaskData, TaskResources, TaskTimeout } from "./tasks/task_data.ts";
 export { seededRandom } from "./taskset_view.ts";
 export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./trace/types.ts";
 export { lastReply, numTurns, traceReward } from "./trace/derived.ts";

@@ -91,3 +91,14 @@ export function startPlainContainer(name: string): string {
   if (r.status !== 0) throw new Error(`docker run failed: ${r.err}`);
   return r.out.trim();
 }
+
+/** Builds `tag` from the Dockerfile in `dir` (its FROM must be on this machine). */
+export function buildImage(tag: string, dir: string): void {
+  const r = docker(["build", "-q", "-t", tag, dir]);
+  if (r.status !== 0) throw new Error(`docker build failed: ${r.err}`);
+}
+
+/** Removes an image the test built. */
+export function removeImage(tag: string): void {
+  docker(["rmi", "--force", tag]);
+}

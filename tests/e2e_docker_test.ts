@@ -15,10 +15,12 @@ import { listSandboxes } from "../kit/runtime/ledger.ts";
 import { MANAGED_LABEL } from "../plugins/runtimes/docker/mod.ts";
 import { cliArgv, runCli } from "./_cli.ts";
 import {
+  buildImage,
   containerNames,
   containersLabelled,
   dockerSkipReason,
   removeContainers,
+  removeImage,
   TEST_IMAGE,
 } from "./_docker.ts";
 
@@ -79,6 +81,49 @@ describe("docker runtime in whole runs", { skip: skip ?? false }, () => {
     assert.deepEqual(summary.unconfirmed_sandboxes, []);
     process.env.VF_CACHE_DIR = cache;
     assert.deepEqual(listSandboxes(), [], "every container confirmed removed");
+  });
+
+  it("a task's image and resources.memory reach its container; other tasks keep the run's", async () => {
+    const cwd = tempDir("vf-docker-task-");
+    const image = `verifiers-ts-test:task-${process.pid}`;
+    writeFileSync(join(cwd, "Dockerfile"), `FROM ${TEST_IMAGE}\nRUN echo task-image > /marker\n`);
+    buildImage(image, cwd);
+    try {
+      const rows = [
+        { prompt: "in the task's image", answer: "x", image, resources: { memory: 0.125 } },
+        { prompt: "in the run's image", answer: "x" },
+      ];
+      writeFileSync(join(cwd, "tasks.jsonl"), rows.map((r) => JSON.stringify(r)).join("\n"));
+      const probe = "cat /marker 2>/dev/null || echo run-image; " +
+        "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes";
+      writeFileSync(
+        join(cwd, "task.toml"),
+        [
+          '[env.taskset]\nid = "jsonl"\npath = "tasks.jsonl"',
+          `[env.agent.harness]\nid = "command"\ncommand = ["sh", "-c", ${JSON.stringify(probe)}]`,
+          `[env.agent.runtime]\ntype = "docker"\nimage = "${TEST_IMAGE}"\nblock = ["*"]`,
+        ].join("\n"),
+      );
+      const cache = tempDir("vf-docker-task-cache-");
+      const r = await runCli(["eval", "@", "task.toml", "-m", "oracle", "--display", "none"], {
+        cwd,
+        env: { VF_CACHE_DIR: cache },
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const [run] = readdirSync(join(cwd, "outputs"));
+      const lines = readFileSync(join(cwd, "outputs", run!, "traces.jsonl"), "utf8").trim()
+        .split("\n").map((l) => JSON.parse(l));
+      const seen = Object.fromEntries(lines.map((e) => [
+        e.task.data.prompt,
+        e.traces[0].info.agent_output.stdout.trim().split("\n"),
+      ]));
+      assert.equal(seen["in the task's image"][0], "task-image");
+      assert.equal(seen["in the task's image"][1], String(0.125 * 1024 ** 3));
+      assert.equal(seen["in the run's image"][0], "run-image");
+      assert.notEqual(seen["in the run's image"][1], String(0.125 * 1024 ** 3));
+    } finally {
+      removeImage(image);
+    }
   });
 
   it("kill -9 with containers running, then `vf sandboxes gc` removes every one", async () => {
