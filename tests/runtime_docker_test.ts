@@ -162,7 +162,7 @@ describe("docker runtime against the engine", { skip: skip ?? false }, () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as { port: number }).port;
     try {
-      const probe = ["sh", "-c", `nc -w 3 127.0.0.1 ${port} </dev/null`];
+      const probe = ["bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`];
       const blocked = makeDocker();
       await blocked.start();
       const t0 = Date.now();

@@ -54,8 +54,14 @@ export async function docker(
     exitCode: r.exitCode,
     stdout: r.stdoutBytes ?? new Uint8Array(0),
     stderr: r.stderrBytes ?? new Uint8Array(0),
-    message: r.stderr.trim(),
+    message: engineMessage(r.stderr),
   };
+}
+
+/** The CLI's stderr without its usage footer and its `docker: ` prefix. */
+function engineMessage(stderr: string): string {
+  return stderr.split("\n").filter((l) => !/^Run '.*--help' for more information/.test(l))
+    .join("\n").trim().replace(/^docker: /, "");
 }
 
 /** True when the engine answered that the container (or object) does not exist. */
