@@ -13,7 +13,12 @@ import { runtimeConformance } from "./conformance/runtime_conformance.ts";
 import { ConfigError, SandboxError } from "../kit/errors.ts";
 import { listSandboxes } from "../kit/runtime/ledger.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
-import docker, { MANAGED_LABEL, RUN_LABEL } from "../plugins/runtimes/docker/mod.ts";
+import docker, {
+  MANAGED_LABEL,
+  networkRuleMatches,
+  normalizePolicy,
+  RUN_LABEL,
+} from "../plugins/runtimes/docker/mod.ts";
 import {
   containerNames,
   containersLabelled,
@@ -77,6 +82,45 @@ describe("docker runtime plugin and config", () => {
       () => docker.create({ gpu: "A100:x" }, { name: "x" }),
       (e: unknown) => e instanceof ConfigError && /gpu/.test(e.message),
     );
+  });
+});
+
+describe("docker network rules", () => {
+  it("networkRuleMatches() answers as Python's network_rule_matches", () => {
+    // each row's answer is what verifiers/v1/configs/runtime.py@a60a606 gives under Python 3.11
+    const rows: [string, string, string, number, boolean][] = [
+      ["*", "https", "api.openai.com", 443, true],
+      ["api.openai.com", "https", "api.openai.com", 443, true],
+      ["API.OpenAI.com.", "http", "api.openai.com", 80, true],
+      ["*.example.com", "https", "example.com", 443, true],
+      ["*.example.com", "https", "a.b.example.com", 443, true],
+      ["*.example.com", "https", "badexample.com", 443, false],
+      ["https://example.com", "https", "example.com", 443, true],
+      ["https://example.com", "http", "example.com", 80, false],
+      ["https://example.com", "https", "example.com", 8443, false],
+      ["https://example.com:8443/path/", "https", "example.com", 8443, true],
+      ["example.com:8080", "http", "example.com", 8080, true],
+      ["example.com:8080", "http", "example.com", 80, false],
+      ["http://127.0.0.1:4000", "http", "127.0.0.1", 4000, true],
+      ["ex?mple.com", "https", "example.com", 443, false],
+      ["[ab]pi.com", "https", "api.com", 443, false],
+      ["example.com:notaport", "https", "example.com", 443, false],
+      ["", "https", "example.com", 443, false],
+    ];
+    for (const [rule, scheme, host, port, expected] of rows) {
+      assert.equal(networkRuleMatches(rule, scheme, host, port), expected, rule);
+    }
+  });
+
+  it("normalizePolicy() makes empty allow and a * block framework-only, as Python", () => {
+    const framework = { ok: true, policy: { allow: [], block: ["*"] } };
+    assert.deepEqual(normalizePolicy([], []), framework);
+    assert.deepEqual(normalizePolicy(["a.com"], ["*"]), framework);
+    assert.deepEqual(normalizePolicy(["*"], ["b.com"]), {
+      ok: true,
+      policy: { allow: ["*"], block: ["b.com"] },
+    });
+    assert.equal(normalizePolicy(["a.com"], ["b.com"]).ok, false);
   });
 });
 
