@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -20,10 +20,12 @@ import docker, {
   RUN_LABEL,
 } from "../plugins/runtimes/docker/mod.ts";
 import {
+  buildImage,
   containerNames,
   containersLabelled,
   dockerSkipReason,
   removeContainers,
+  removeImage,
   startPlainContainer,
   TEST_IMAGE,
 } from "./_docker.ts";
@@ -180,6 +182,32 @@ describe("docker runtime against the engine", { skip: skip ?? false }, () => {
     assert.ok(Date.now() - t0 < 20_000);
     assert.ok(!listSandboxes().some((e) => e.name?.includes("t") && e.state === "pending"));
     await rt.stopConfirmed().catch(() => {});
+  });
+
+  it("a container whose first process cannot start is removed at once, leaving nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vf-docker-empty-"));
+    const image = `verifiers-ts-test:empty-${process.pid}`;
+    try {
+      writeFileSync(join(dir, "Dockerfile"), "FROM scratch\nCOPY Dockerfile /Dockerfile\n");
+      buildImage(image, dir);
+      const rt = makeDocker({ image });
+      await assert.rejects(rt.start(), (e: unknown) => {
+        assert.ok(e instanceof SandboxError);
+        assert.match(e.message, /docker run failed/);
+        assert.match(e.hint ?? "", /sleep/);
+        return true;
+      });
+      assert.deepEqual(
+        containersLabelled(`${RUN_LABEL}=${RUN}`).filter((id) =>
+          !made.some((r) => r.info.id === id)
+        ),
+        [],
+      );
+      assert.ok(!listSandboxes().some((e) => e.state === "pending"), "no pending entry left");
+    } finally {
+      removeImage(image);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("applies memory and cpu limits, readable inside the container", async () => {

@@ -76,16 +76,21 @@ export function isNoSuchImage(message: string): boolean {
   );
 }
 
+/** True when the CLI itself could not be started (spawnProgram's 127 and its reason). */
+function isCliMissing(r: DockerResult): boolean {
+  return r.exitCode === 127 && /^Cannot run "/.test(r.message);
+}
+
 /** True when the CLI could not reach the engine at all. */
 export function isEngineUnreachable(r: DockerResult): boolean {
-  return r.exitCode === 127 ||
+  return isCliMissing(r) ||
     /cannot connect to the docker daemon|is the docker daemon running|error during connect|permission denied.*docker/i
       .test(r.message);
 }
 
 /** The SandboxError of a CLI that could not reach the engine, with the fix as its hint. */
 export function engineUnreachable(r: DockerResult): SandboxError {
-  if (r.exitCode === 127) {
+  if (isCliMissing(r)) {
     return new SandboxError("Cannot reach Docker: the `docker` CLI is not installed", {
       hint: "Install Docker (Debian: apt-get install docker.io) or set VF_DOCKER_CLI",
     });

@@ -32,6 +32,9 @@ export const PROVIDER = "docker";
 /** Largest stdout (and stderr) a command may return; more is cut. */
 export const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
+/** How long `docker run` may take (an engine that hangs fails the start). */
+const CREATE_TIMEOUT_MS = 300_000;
+
 /** Names the `docker` CLI reads itself: passed by value, never through its environment. */
 const CLI_OWN_VARIABLE = /^(DOCKER_.*|PATH|HOME|VF_DOCKER_CLI|TMPDIR|XDG_.*)$/;
 
@@ -68,11 +71,17 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
       create: async (signal?: AbortSignal): Promise<CreatedSandbox<DockerHandle>> => {
         // not cut short by the signal: a container must never be made unseen
         void signal;
-        const r = await docker(args);
+        const r = await docker(args, { timeoutMs: CREATE_TIMEOUT_MS });
         if (r.exitCode !== 0) {
           if (isEngineUnreachable(r)) throw refusal(engineUnreachable(r));
           if (isNoSuchImage(r.message)) throw refusal(imageMissing(image, r.message));
-          throw new SandboxError(`docker run failed: ${r.message}`);
+          const failed = new SandboxError(`docker run failed: ${r.message}`, {
+            hint: `Check that image "${image}" has \`sleep\` and \`sh\` on its PATH`,
+          });
+          // a container made but not started (its first process failed) is removed now;
+          // when that is confirmed nothing is left, else the ledger keeps it for gc
+          const left = await removeContainer(this.#name).catch(() => null);
+          throw left === null ? failed : refusal(failed);
         }
         const id = new TextDecoder().decode(r.stdout).trim().split("\n").pop() ?? "";
         if (!/^[0-9a-f]{12,64}$/.test(id)) {
