@@ -14,6 +14,7 @@ import { ConfigError, SandboxError } from "../kit/errors.ts";
 import { listSandboxes } from "../kit/runtime/ledger.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
 import docker, {
+  DockerRuntime,
   MANAGED_LABEL,
   networkRuleMatches,
   normalizePolicy,
@@ -208,6 +209,27 @@ describe("docker runtime against the engine", { skip: skip ?? false }, () => {
       removeImage(image);
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("fails a command whose output passes the cap rather than cut it short", async () => {
+    const limit = 1024 * 1024;
+    const rt = new DockerRuntime(
+      { ...docker.config.parse({ image: TEST_IMAGE, workdir: "/work", block: ["*"] }) },
+      { name: `t${++seq}`, run: RUN, maxOutputBytes: limit },
+    );
+    made.push(rt);
+    await rt.start();
+    const ok = await rt.run(["sh", "-c", `head -c ${limit} /dev/zero`]);
+    assert.equal(ok.stdout.length, limit);
+    await rt.run(["sh", "-c", `head -c ${limit + 1} /dev/zero > big.bin`]);
+    await assert.rejects(
+      rt.read("big.bin"),
+      (e: unknown) =>
+        e instanceof SandboxError &&
+        new RegExp(`passed the limit of ${limit} bytes`).test(e.message),
+    );
+    await assert.rejects(rt.read("big.bin", { maxBytes: 100 }), /1048577 bytes.*limit of 100/);
+    await rt.stopConfirmed();
   });
 
   it("applies memory and cpu limits, readable inside the container", async () => {

@@ -15,6 +15,8 @@ export interface DockerResult {
   stderr: Uint8Array;
   /** The stderr as text, trimmed. */
   message: string;
+  /** True when stdout or stderr passed `maxOutputBytes` and was cut. */
+  truncated: boolean;
 }
 
 /** Options of {@link docker}. */
@@ -55,6 +57,7 @@ export async function docker(
     stdout: r.stdoutBytes ?? new Uint8Array(0),
     stderr: r.stderrBytes ?? new Uint8Array(0),
     message: engineMessage(r.stderr),
+    truncated: r.truncated,
   };
 }
 

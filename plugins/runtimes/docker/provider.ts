@@ -29,7 +29,7 @@ import { type DockerRuntimeConfig, MANAGED_LABEL, RUN_LABEL, runArgs } from "./c
 /** Ledger and limiter name of the provider. */
 export const PROVIDER = "docker";
 
-/** Largest stdout (and stderr) a command may return; more is cut. */
+/** Largest stdout (and stderr) a command may return; more fails the command. */
 export const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /** How long `docker run` may take (an engine that hangs fails the start). */
@@ -53,11 +53,18 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
   readonly #config: DockerRuntimeConfig;
   readonly #name: string;
   readonly #run: string | null;
+  readonly #maxOutputBytes: number;
 
-  constructor(config: DockerRuntimeConfig, name: string, run: string | null) {
+  constructor(
+    config: DockerRuntimeConfig,
+    name: string,
+    run: string | null,
+    maxOutputBytes = MAX_OUTPUT_BYTES,
+  ) {
     this.#config = config;
     this.#name = name;
     this.#run = run;
+    this.#maxOutputBytes = maxOutputBytes;
   }
 
   /** The create to send: `docker run` with the labels the ledger notes too. */
@@ -115,11 +122,20 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
       stdin: request.stdin ?? new Uint8Array(0),
       signal: request.signal,
       timeoutMs: request.timeoutS === undefined ? undefined : request.timeoutS * 1000,
-      maxOutputBytes: MAX_OUTPUT_BYTES,
+      maxOutputBytes: this.#maxOutputBytes,
     });
     if (request.signal?.aborted) throw request.signal.reason ?? new Error("aborted");
     if (isEngineUnreachable(r) || (r.exitCode !== 0 && isNoSuchContainer(r.message))) {
       throw new SandboxError(`docker exec failed: ${r.message}`);
+    }
+    if (r.truncated) {
+      // never a silently cut result (a file read through `cat` would come back short)
+      throw new SandboxError(
+        `Cannot run "${
+          request.argv[0]
+        }": its output passed the limit of ${this.#maxOutputBytes} bytes`,
+        { hint: "Write large output to a file and read it with maxBytes, or in parts" },
+      );
     }
     return r;
   }

@@ -18,13 +18,16 @@ export interface DockerRuntimeOptions {
   run?: string | null | undefined;
   /** Receives warnings (best-effort teardown failures). */
   log?: ((message: string) => void) | undefined;
+  /** Largest stdout (and stderr) of a command; more fails it. @default 64 MiB */
+  maxOutputBytes?: number | undefined;
 }
 
 /** A {@link Runtime} backed by one Docker container at a time. */
 export class DockerRuntime extends RemoteSandboxRuntime<DockerHandle> {
   constructor(config: DockerRuntimeConfig, options: DockerRuntimeOptions) {
     const name = containerName(options.name, randomBytes(4).toString("hex"));
-    super(new DockerProvider(config, name, options.run ?? null), {
+    const provider = new DockerProvider(config, name, options.run ?? null, options.maxOutputBytes);
+    super(provider, {
       name,
       workdir: config.workdir,
       timeoutS: CONTAINER_LIFETIME_S,
