@@ -30,6 +30,7 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
       // `subprocess` is Python verifiers' id for it; `local` is accepted as an alias.
       "subprocess": () => import("./runtimes/local/mod.ts"),
       "local": () => import("./runtimes/local/mod.ts"),
+      "docker": () => import("./runtimes/docker/mod.ts"),
       "prime": () => import("./runtimes/prime/mod.ts"),
       "modal": () => import("./runtimes/modal/mod.ts"),
     },

@@ -26,6 +26,8 @@ import type { ModalFake } from "./fakes/modal_server.ts";
 import { setupModalEnv } from "./fakes/modal_env.ts";
 import type { ModalTestEnv } from "./fakes/modal_env.ts";
 import { GrpcStatusError, startGrpcServer } from "./fakes/grpc_server.ts";
+import type { RuntimeConfig } from "../kit/contract.ts";
+import { taskRuntimeConfig } from "../lib/rollout/task_runtime.ts";
 
 let env: ModalTestEnv;
 let fake: ModalFake;
@@ -205,6 +207,29 @@ describe("modal sandbox creation", () => {
     assert.equal((await rt.run(["pwd"])).stdout.trim().endsWith("/srv/work"), true);
     await rt.stopConfirmed();
     assert.ok(!listSandboxes().some((e) => e.id === id), "ledger entry removed");
+  });
+
+  it("sends a task's image, workdir and resources in SandboxCreate", async () => {
+    const base = { ...modal.config.parse({}), type: "modal" } as RuntimeConfig;
+    const task = {
+      prompt: "p",
+      image: "task/image:2",
+      workdir: "/task",
+      resources: { cpu: 2, memory: 0.5, gpu: "A10G:2" },
+    };
+    const { type: _type, ...config } = taskRuntimeConfig(modal, base, task, () => {}, new Set());
+    const rt = makeModal(config);
+    await rt.start();
+    const d = createdDefinitions().at(-1)!;
+    assert.equal(d.workdir, "/task");
+    assert.deepEqual(
+      [d.resources?.milliCpu, d.resources?.memoryMb, d.resources?.gpuConfig?.gpuType],
+      [2000, 512, "A10G"],
+    );
+    assert.equal(d.resources?.gpuConfig?.count, 2);
+    const images = fake.callsOf("ImageGetOrCreate").map((c) => c.request.image as M.Image);
+    assert.ok(images.some((i) => i.dockerfileCommands[0] === "FROM task/image:2"));
+    await rt.stopConfirmed();
   });
 
   it("builds each image once per process and reuses the app", async () => {

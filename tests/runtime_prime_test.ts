@@ -26,6 +26,9 @@ import primePlugin, { stopPrimeSandboxById } from "../plugins/runtimes/prime/mod
 import { PrimeRuntime, type PrimeRuntimeOptions } from "../plugins/runtimes/prime/runtime.ts";
 import { loadPrimeSettings, normalizeBaseUrl } from "../plugins/runtimes/prime/settings.ts";
 import { at } from "./_assert.ts";
+import type { RuntimeConfig } from "../kit/contract.ts";
+import type { TaskData } from "../kit/tasks/task_data.ts";
+import { taskRuntimeConfig } from "../lib/rollout/task_runtime.ts";
 
 const FAST: Omit<PrimeRuntimeOptions, "settings"> = {
   creation: { baseDelayMs: 10, maxDelayMs: 40, imageBuildPollMs: 20, budgetMs: 20_000 },
@@ -196,6 +199,51 @@ describe("prime create request", () => {
     const body = at(since(mark, "create"), 0).json as Record<string, unknown>;
     assert.equal("idle_timeout_minutes" in body, false);
     assert.equal(body.vm, true);
+  });
+});
+
+describe("prime runtime and a task's own settings", () => {
+  const task = {
+    prompt: "p",
+    idx: 3,
+    image: "task/image:1",
+    workdir: "/task",
+    resources: { cpu: 2, memory: 3, disk: 7 },
+  };
+  const forTask = (settings: Record<string, unknown>, data: TaskData = task) => {
+    const base = { ...primePlugin.config.parse(settings), type: "prime" } as RuntimeConfig;
+    const { type: _type, ...config } = taskRuntimeConfig(
+      primePlugin,
+      base,
+      data,
+      () => {},
+      new Set(),
+    );
+    return config;
+  };
+
+  it("sends the task's image, workdir and resources in the create request", async () => {
+    const mark = fake.requests.length;
+    const rt = makeRuntime(forTask({}));
+    await rt.start();
+    assert.equal(rt.workdir, "/task");
+    await rt.stopConfirmed();
+    const body = at(since(mark, "create"), 0).json as Record<string, unknown>;
+    assert.deepEqual(
+      [body.docker_image, body.cpu_cores, body.memory_gb, body.disk_size_gb],
+      ["task/image:1", 2, 3, 7],
+    );
+  });
+
+  it("keeps what the config set over the task, and refuses a GPU the provider cannot give", () => {
+    assert.deepEqual(
+      [forTask({ cpu: 4 }).cpu, forTask({ cpu: 4 }).memory],
+      [4, 3],
+    );
+    assert.throws(
+      () => makeRuntime(forTask({}, { prompt: "p", resources: { gpu: "A100" } })),
+      (e: unknown) => e instanceof ConfigError && /gpu needs vm = true/.test(e.message),
+    );
   });
 });
 

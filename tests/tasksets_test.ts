@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { relative, resolve } from "node:path";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
 import { cwd } from "node:process";
 import { after, describe, it } from "node:test";
 import { InputError, TaskError } from "../kit/errors.ts";
@@ -263,6 +265,44 @@ describe("jsonl taskset", () => {
         e instanceof InputError && e.code === "taskset_file_missing" &&
         e.message.includes("nope.jsonl"),
     );
+  });
+
+  it("carries a row's image, workdir, resources and network policy as given, and names bad ones", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vf-jsonl-runtime-"));
+    try {
+      const row = {
+        prompt: "p",
+        image: "img:1",
+        workdir: "/w",
+        resources: { cpu: 2, memory: 0.5, gpu: "A100:2", disk: null },
+        network_allow: ["a.com"],
+        network_block: [],
+      };
+      writeFileSync(join(dir, "ok.jsonl"), JSON.stringify(row));
+      const [task] = await tasksOf(jsonl, { path: join(dir, "ok.jsonl") });
+      assert.deepEqual(task, { ...row, idx: 0 });
+      const bad: [Record<string, unknown>, RegExp][] = [
+        [{ image: 3 }, /'image' must be a non-empty string/],
+        [{ workdir: "rel" }, /'workdir' must be an absolute path/],
+        [{ resources: { ram: 1 } }, /unknown key 'ram'/],
+        [{ resources: { memory: "1g" } }, /must be numbers/],
+        [{ resources: { gpu: 2 } }, /'resources.gpu' must be a GPU spec/],
+        [{ network_allow: "a.com" }, /'network_allow' must be a list/],
+      ];
+      for (const [fields, pattern] of bad) {
+        const path = join(dir, "bad.jsonl");
+        writeFileSync(path, JSON.stringify({ prompt: "p", ...fields }));
+        await assert.rejects(
+          tasksOf(jsonl, { path }),
+          (e: unknown) =>
+            e instanceof InputError && e.message.startsWith(`${path}:1: `) &&
+            pattern.test(e.message),
+          JSON.stringify(fields),
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

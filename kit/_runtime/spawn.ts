@@ -25,6 +25,8 @@ export interface SpawnProgramOptions {
   stdin?: string | Uint8Array | undefined;
   /** Keep at most this many bytes of stdout and of stderr each; the rest is dropped. @default no limit */
   maxOutputBytes?: number;
+  /** Also return the raw bytes of stdout and stderr (`stdoutBytes`, `stderrBytes`). @default false */
+  keepBytes?: boolean;
 }
 
 /**
@@ -45,6 +47,10 @@ export interface SpawnProgramResult {
   aborted: boolean;
   /** True when stdout or stderr went past `maxOutputBytes` and was cut. */
   truncated: boolean;
+  /** The bytes of stdout, when `keepBytes` was set. */
+  stdoutBytes?: Uint8Array;
+  /** The bytes of stderr, when `keepBytes` was set. */
+  stderrBytes?: Uint8Array;
 }
 
 /** Exit code of a program that cannot be found (as a shell reports it). */
@@ -115,7 +121,19 @@ export function spawnProgram(
       options.signal?.removeEventListener("abort", onAbort);
       child.stdout?.removeAllListeners("data");
       child.stderr?.removeAllListeners("data");
-      resolve({ ...result, timedOut, aborted, truncated: out.truncated || err.truncated });
+      const truncated = out.truncated || err.truncated;
+      resolve(
+        options.keepBytes
+          ? {
+            ...result,
+            timedOut,
+            aborted,
+            truncated,
+            stdoutBytes: out.bytes(),
+            stderrBytes: err.bytes(),
+          }
+          : { ...result, timedOut, aborted, truncated },
+      );
     };
 
     const exitCodeOf = (code: number | null, signal: string | null): number => {
@@ -226,13 +244,19 @@ class OutputCollector {
     this.#size += kept.byteLength;
   }
 
-  text(): string {
+  bytes(): Uint8Array {
+    if (this.#chunks.length === 1) return this.#chunks[0]!;
     const all = new Uint8Array(this.#size);
     let offset = 0;
     for (const c of this.#chunks) {
       all.set(c, offset);
       offset += c.byteLength;
     }
-    return new TextDecoder("utf-8", { ignoreBOM: true }).decode(all);
+    this.#chunks.splice(0, this.#chunks.length, all);
+    return all;
+  }
+
+  text(): string {
+    return new TextDecoder("utf-8", { ignoreBOM: true }).decode(this.bytes());
   }
 }

@@ -31,6 +31,8 @@ interface Rule {
   otherwise: Policy;
   /** Why (shown in warnings and errors). */
   why: string;
+  /** Runtime types that have the key themselves, as in Python: the rule skips them. */
+  ownedBy?: readonly string[];
 }
 
 const SERVE_DEFAULT = {
@@ -94,13 +96,17 @@ const RULES: readonly Rule[] = [
     path: "env.agent.runtime.allow",
     defaults: [["*"]],
     otherwise: "refuse",
-    why: "egress allowlists are not implemented by verifiers-ts runtimes",
+    why: "egress allowlists are enforced only by the docker runtime",
+    // Python's DockerConfig is its one runtime config with a network policy
+    ownedBy: ["docker"],
   },
   {
     path: "env.agent.runtime.block",
     defaults: [[]],
     otherwise: "refuse",
-    why: "egress blocklists are not implemented by verifiers-ts runtimes",
+    why: "egress blocklists are enforced only by the docker runtime",
+    // Python's DockerConfig is its one runtime config with a network policy
+    ownedBy: ["docker"],
   },
   {
     path: "env.agent.harness.tool_timeout",
@@ -152,6 +158,9 @@ export function absorbPythonKeys(data: Json, source: (path: string) => string): 
     const parent = parentOf(data, path);
     const key = path.at(-1);
     if (!parent || key === undefined || !(key in parent)) continue;
+    if (rule.ownedBy && typeof parent.type === "string" && rule.ownedBy.includes(parent.type)) {
+      continue;
+    }
     const value = parent[key];
     const isDefault = rule.defaults.some((d) => same(d, value));
     if (isDefault || rule.otherwise === "drop") {

@@ -25,6 +25,15 @@ import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
 import type { RetryPolicy } from "../config/eval_config.ts";
 import type { RolloutPlan } from "./rollout_plan.ts";
 import { agentRuntime, runAgent } from "./agent_stage.ts";
+import { taskRuntimeConfig } from "./task_runtime.ts";
+
+/** The resources each run's runtime lacks that a task asked for, warned about once. */
+const WARNED = new WeakMap<RolloutPlan, Set<string>>();
+function warnedFor(plan: RolloutPlan): Set<string> {
+  let set = WARNED.get(plan);
+  if (!set) WARNED.set(plan, set = new Set());
+  return set;
+}
 
 export type { ClientConfigValue, RolloutPlan } from "./rollout_plan.ts";
 export type { RetryPolicy, StageTimeouts } from "../config/eval_config.ts";
@@ -125,7 +134,14 @@ async function runOnce(
   });
   try {
     // open: runtime, then one setup deadline for task then harness setup
-    runtime = plan.runtime.create(plan.runtimeConfig, { name: trace.id });
+    const runtimeConfig = taskRuntimeConfig(
+      plan.runtime,
+      plan.runtimeConfig,
+      task,
+      plan.warn,
+      warnedFor(plan),
+    );
+    runtime = plan.runtime.create(runtimeConfig, { name: trace.id });
     trace.timing.boot.start = nowSeconds();
     try {
       await runtime.start({ signal });

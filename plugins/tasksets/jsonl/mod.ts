@@ -132,7 +132,47 @@ function toTask(row: Row, position: number, cfg: JsonlConfig): TaskData {
   }
   const out: TaskData = { ...fields, ...task };
   if (out.idx === undefined || out.idx === null) out.idx = position;
+  const bad = runtimeFieldProblem(out);
+  if (bad) throw new InputError("taskset_file_invalid", `${row.where}: ${bad}`);
   return out;
+}
+
+const isNumberOrNull = (v: unknown) => v === undefined || v === null || typeof v === "number";
+const isStringList = (v: unknown) =>
+  v === undefined || (Array.isArray(v) && v.every((x) => typeof x === "string"));
+
+/**
+ * What is wrong with a row's runtime fields (Python `TaskData`: image, workdir, resources,
+ * network_allow, network_block), or null; the values themselves are kept as given (they
+ * are part of the task hash).
+ */
+function runtimeFieldProblem(t: TaskData): string | null {
+  if (t.image !== undefined && t.image !== null && (typeof t.image !== "string" || !t.image)) {
+    return "'image' must be a non-empty string or null";
+  }
+  if (
+    t.workdir !== undefined && t.workdir !== null &&
+    (typeof t.workdir !== "string" || !t.workdir.startsWith("/"))
+  ) return "'workdir' must be an absolute path or null";
+  const r = t.resources as unknown;
+  if (r !== undefined && r !== null) {
+    if (typeof r !== "object" || Array.isArray(r)) return "'resources' must be an object";
+    const res = r as Record<string, unknown>;
+    for (const k of Object.keys(res)) {
+      if (!["cpu", "memory", "gpu", "disk"].includes(k)) {
+        return `'resources' has an unknown key '${k}' (cpu, memory, gpu, disk)`;
+      }
+    }
+    if (![res.cpu, res.memory, res.disk].every(isNumberOrNull)) {
+      return "'resources' cpu, memory and disk must be numbers (cores, GB, GB) or null";
+    }
+    if (![undefined, null].includes(res.gpu as null) && typeof res.gpu !== "string") {
+      return '\'resources.gpu\' must be a GPU spec string ("A100", "A100:2", "2") or null';
+    }
+  }
+  if (!isStringList(t.network_allow)) return "'network_allow' must be a list of strings";
+  if (!isStringList(t.network_block)) return "'network_block' must be a list of strings";
+  return null;
 }
 
 /** Reads the tasks of a `jsonl` taskset config (the file is read in one bounded pass). */

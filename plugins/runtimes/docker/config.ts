@@ -1,0 +1,117 @@
+/**
+ * The `docker` runtime's config (Python verifiers' `DockerConfig`,
+ * `verifiers/v1/runtimes/docker/__init__.py@a60a606`: image, workdir, cpu, memory, gpu, disk
+ * and the network policy) and the `docker run` arguments it becomes.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { ConfigError } from "../../../kit/mod.ts";
+import {
+  isFrameworkOnly,
+  isRestricted,
+  type NetworkPolicy,
+  normalizePolicy,
+} from "./network_policy.ts";
+
+/** The label every container of this runtime carries: `vf sandboxes gc` touches no other. */
+export const MANAGED_LABEL = "io.verifiers-ts.sandbox";
+/** The label naming the run that made a container. */
+export const RUN_LABEL = "io.verifiers-ts.run";
+/** The container's lifetime, seconds: `sleep` as PID 1, so a leaked container ends. */
+export const CONTAINER_LIFETIME_S = 86_400;
+
+/** Config keys of the `docker` runtime (Python's `DockerConfig`). */
+export const DockerRuntimeConfig = z.object({
+  image: z.string().min(1).default("python:3.11-slim").describe(
+    "Image of the container; it must be on this machine (the runtime never pulls)",
+  ),
+  workdir: z.string().refine((p) => p.startsWith("/"), {
+    message: "workdir must be an absolute path",
+  }).default("/app").describe("Working directory inside the container (absolute)"),
+  cpu: z.number().positive().nullable().default(null).describe(
+    "CPU cores the container may use (docker --cpus); null = unlimited",
+  ),
+  memory: z.number().positive().nullable().default(null).describe(
+    "Hard memory limit in GB (docker --memory); null = unlimited",
+  ),
+  gpu: z.string().min(1).nullable().default(null).describe(
+    'GPUs: "A100", "A100:2" or a count "2" (docker --gpus takes the count); null = none',
+  ),
+  disk: z.number().positive().nullable().default(null).describe(
+    "Disk in GB: accepted, not enforced (Docker has no portable per-container size limit)",
+  ),
+  allow: z.array(z.string().min(1)).default(["*"]).describe(
+    'Destinations the container may reach: host globs or URL origins; ["*"] = all, [] = none',
+  ),
+  block: z.array(z.string().min(1)).default([]).describe(
+    'Destinations refused (only with allow = ["*"]); ["*"] = none but the framework\'s',
+  ),
+});
+
+/** The resolved config of the `docker` runtime. */
+export type DockerRuntimeConfig = z.infer<typeof DockerRuntimeConfig>;
+
+/** Python's `parse_gpu` count: "A100" -> 1, "A100:2" -> 2, "2" -> 2, null -> 0. */
+export function gpuCount(gpu: string | null): number {
+  if (!gpu) return 0;
+  const [head, tail] = gpu.split(":", 2) as [string, string | undefined];
+  const text = tail ?? (/^\d+$/.test(head) ? head : "1");
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new ConfigError([`runtime "docker": gpu: invalid GPU count "${text}"`], {
+      hint: 'Use a type, a type and a count, or a count: "A100", "A100:2", "2"',
+    });
+  }
+  return n;
+}
+
+/**
+ * The policy of a config, normalized as Python does; a ConfigError for what Python refuses
+ * and for what this runtime cannot enforce yet (rules other than all or nothing).
+ */
+export function networkPolicy(config: DockerRuntimeConfig): NetworkPolicy {
+  const r = normalizePolicy(config.allow, config.block);
+  if (!r.ok) {
+    throw new ConfigError([{ path: "allow", message: r.message }], {
+      hint: 'Give either allow rules (with block = []) or block rules (with allow = ["*"])',
+    });
+  }
+  if (isRestricted(r.policy) && !isFrameworkOnly(r.policy)) {
+    throw new ConfigError([{
+      path: "allow",
+      message: 'the docker runtime enforces only allow = ["*"] (no limit) or ' +
+        'block = ["*"] (no network) so far; per-destination rules are not enforced',
+    }], { hint: 'Use block = ["*"] to cut the container off, or drop the rules' });
+  }
+  return r.policy;
+}
+
+/** A container name Docker accepts, unique per instance: `vf-<name>-<suffix>`. */
+export function containerName(name: string, suffix: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "");
+  return `vf-${cleaned.slice(0, 80) || "sandbox"}-${suffix}`;
+}
+
+/**
+ * The `docker run` arguments of a container: detached, never pulled, labelled, limited as
+ * configured, on the host network (no policy) or none (framework-only), `sleep` as its
+ * PID 1 for {@link CONTAINER_LIFETIME_S} and removed by the engine when that ends.
+ */
+export function runArgs(
+  config: DockerRuntimeConfig,
+  name: string,
+  labels: Record<string, string>,
+): string[] {
+  const policy = networkPolicy(config);
+  const args = ["run", "--detach", "--rm", "--pull", "never", "--name", name];
+  for (const [k, v] of Object.entries(labels)) args.push("--label", `${k}=${v}`);
+  args.push("--network", isFrameworkOnly(policy) ? "none" : "host");
+  if (config.cpu !== null) args.push("--cpus", String(config.cpu));
+  if (config.memory !== null) args.push("--memory", `${Math.floor(config.memory * 1024 ** 3)}b`);
+  const gpus = gpuCount(config.gpu);
+  if (gpus > 0) args.push("--gpus", String(gpus));
+  args.push("--workdir", config.workdir, "--entrypoint", "sleep", config.image);
+  args.push(String(CONTAINER_LIFETIME_S));
+  return args;
+}
