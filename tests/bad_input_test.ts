@@ -22,6 +22,8 @@ interface Case {
   args: (dir: string) => string[];
   /** The message must match this. */
   expect: RegExp;
+  /** The hint must match this (it must fit the error). */
+  hint?: RegExp;
 }
 
 const BASE = ["eval", "echo", "-m", "oracle"];
@@ -219,6 +221,27 @@ const CASES: Case[] = [
     files: {},
     args: (dir) => ["eval", "echo", "@", dir, "-m", "oracle", "--dry-run"],
     expect: /cannot read config file: is a directory/,
+    hint: /^hint: give a config file after `@`, not a directory$/m,
+  },
+  {
+    name: "a config file that does not exist",
+    args: () => ["eval", "echo", "@", "absent.toml", "-m", "oracle", "--dry-run"],
+    expect: /absent\.toml: cannot read config file: no such file/,
+    hint: /^hint: check the path after `@`/m,
+  },
+  {
+    name: "a config file with a TOML syntax error",
+    files: { "broken.toml": 'model = "oracle"\nx = [\n' },
+    args: () => ["eval", "echo", "@", "broken.toml", "--dry-run"],
+    expect: /broken\.toml:3:1: invalid TOML/,
+    hint: /^hint: fix the config file at the line:column given$/m,
+  },
+  {
+    name: "a JSON config file that is not an object",
+    files: { "list.json": "[1, 2]" },
+    args: () => ["eval", "echo", "@", "list.json", "--dry-run"],
+    expect: /list\.json: a config file must hold a JSON object/,
+    hint: /^hint: write the JSON config as one object/m,
   },
 ];
 
@@ -279,6 +302,7 @@ describe("bad input: exit 2, one clear message, nothing written outside the outp
       assert.equal(r.signal, null, `killed: ${r.stderr.slice(0, 500)}`);
       assert.equal(r.code, 2, `exit ${r.code}: ${r.stderr.slice(0, 2000)}`);
       assert.match(r.stderr, c.expect);
+      if (c.hint) assert.match(r.stderr, c.hint);
       assert.doesNotMatch(r.stderr, /internal error|\n\s+at .+:\d+:\d+/, "no stack trace");
       assert.ok(r.stderr.length < 4096, `stderr is ${r.stderr.length} chars`);
       assert.equal(r.stderr.match(/^error:/gm)?.length, 1, `one error: ${r.stderr}`);

@@ -83,6 +83,8 @@ interface FileLayers {
   data: unknown;
   prov: Provenance;
   unreadFiles: number;
+  /** What to do about each file that could not be read (a fitting hint per problem). */
+  fileHints: string[];
   warnings: string[];
 }
 
@@ -96,11 +98,13 @@ function readFileLayers(
   const prov: Provenance = { byPath: new Map() };
   let data: unknown = base;
   let unreadFiles = 0;
+  const fileHints: string[] = [];
   for (const layer of parsed.files) {
     const read = readConfigFile(layer.path.startsWith("/") ? layer.path : `${cwd}/${layer.path}`);
     if (!read.ok) {
       problems.push(plain(read.problem.replace(`${cwd}/`, "")));
       unreadFiles++;
+      fileHints.push(read.hint);
       continue;
     }
     const at = roughPath(layer.at);
@@ -114,7 +118,7 @@ function readFileLayers(
   }
   const absorbed = absorbPythonKeys(data as Json, (p) => where(prov, p.split(".")));
   problems.push(...absorbed.problems.map(plain));
-  return { data, prov, unreadFiles, warnings: absorbed.warnings };
+  return { data, prov, unreadFiles, fileHints, warnings: absorbed.warnings };
 }
 
 async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<T | undefined> {
@@ -279,7 +283,7 @@ export async function loadEvalConfig(
   if (!result.success || problems.length) {
     throw new ConfigError(problems, {
       hint: files.unreadFiles === problems.length
-        ? "fix the config file (the line:column is given), then run the command again"
+        ? [...new Set(files.fileHints)].join("; ")
         : "run `vf eval [<taskset>] --help` to list the fields",
     });
   }
