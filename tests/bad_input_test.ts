@@ -104,7 +104,7 @@ const CASES: Case[] = [
   {
     name: "a 300-byte run.name",
     args: () => [...DRY, "--run.name", "r".repeat(300)],
-    expect: /--run\.name: "r+\.\.\. \(300 characters\)" is longer than 255 bytes/,
+    expect: /--run\.name: "r{256}…" \(300 characters\) is longer than 255 bytes/,
   },
   {
     name: "--run.name ../../x",
@@ -124,12 +124,12 @@ const CASES: Case[] = [
   {
     name: "--run.name with a control character",
     args: () => [...DRY, "--run.name", "a\tb"],
-    expect: /--run\.name: "a\?b" contains a control character/,
+    expect: /--run\.name: "a\\tb" contains a control character/,
   },
   {
     name: "--run.name a\\b",
     args: () => [...DRY, "--run.name", "a\\b"],
-    expect: /--run\.name: "a\\b" contains a path separator/,
+    expect: /--run\.name: "a\\\\b" contains a path separator/,
   },
   {
     name: "--env.taskset.path /dev/zero (jsonl)",
@@ -145,7 +145,7 @@ const CASES: Case[] = [
   {
     name: "--run.dir with a 300-byte segment",
     args: () => [...DRY, "--run.dir", `runs/${"d".repeat(300)}`],
-    expect: /--run\.dir: "runs\/d+\.\.\. \(305 characters\)" is longer than 255 bytes/,
+    expect: /--run\.dir: "runs\/d{251}…" \(305 characters\) is longer than 255 bytes/,
   },
   {
     name: "--env.taskset.system-prompt /dev/zero",
@@ -237,6 +237,24 @@ const CASES: Case[] = [
     hint: /^hint: fix the config file at the line:column given$/m,
   },
   {
+    name: "a 5 MB system_prompt path",
+    files: { "prompt.toml": `[env.taskset]\nsystem_prompt = "${"p".repeat(5_000_000)}"\n` },
+    args: () => ["eval", "echo", "@", "prompt.toml", "-m", "oracle"],
+    expect:
+      /^error: p{256}… \(5000000 characters\): cannot read env\.taskset\.system_prompt file: the name is too long$/m,
+  },
+  {
+    name: "a taskset id with a NUL and an escape character",
+    files: { "id.json": '{"env": {"taskset": {"id": "ec\\u0000ho\\u001b[2J"}}}' },
+    args: () => ["eval", "@", "id.json", "-m", "oracle", "--dry-run"],
+    expect: /Cannot find taskset "ec\\u0000ho\\u001b\[2J"/,
+  },
+  {
+    name: "a flag name with a control character",
+    args: () => [...DRY, "--run.na\x07me", "x"],
+    expect: /unknown flag --run\.na\\u0007me/,
+  },
+  {
     name: "a JSON config file that is not an object",
     files: { "list.json": "[1, 2]" },
     args: () => ["eval", "echo", "@", "list.json", "--dry-run"],
@@ -305,6 +323,8 @@ describe("bad input: exit 2, one clear message, nothing written outside the outp
       if (c.hint) assert.match(r.stderr, c.hint);
       assert.doesNotMatch(r.stderr, /internal error|\n\s+at .+:\d+:\d+/, "no stack trace");
       assert.ok(r.stderr.length < 4096, `stderr is ${r.stderr.length} chars`);
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(r.stderr, /[\x00-\x09\x0b-\x1f\x7f]/, "no raw control character");
       assert.equal(r.stderr.match(/^error:/gm)?.length, 1, `one error: ${r.stderr}`);
       const outside = listTree(root).filter((p) =>
         !before.includes(p) && !p.startsWith("work/outputs/")

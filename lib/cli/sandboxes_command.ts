@@ -26,6 +26,7 @@ import { removeOrphanWorkdirs } from "../../kit/runtime/workdirs.ts";
 import type { Runtime } from "../../kit/runtime/runtime.ts";
 import { writeStderr, writeStdout } from "../../kit/_runtime/tty.ts";
 import { err, out, paint } from "./output.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 const SANDBOXES_USAGE = "vf sandboxes list [--json] | vf sandboxes gc";
 const EXEC_USAGE = "vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>";
@@ -39,9 +40,9 @@ export async function sandboxesCommand(argv: string[]): Promise<number> {
   if (sub === "gc" && rest.length === 0) return await gcCommand();
   throw new InputError(
     "usage",
-    `Cannot run \`vf sandboxes ${sub}\`: unexpected argument "${
-      rest.find((a) => a !== "--json" || sub !== "list")
-    }"`,
+    `Cannot run \`vf sandboxes ${quote(String(sub), { bare: true })}\`: unexpected argument ${
+      quote(String(rest.find((a) => a !== "--json" || sub !== "list")))
+    }`,
     { hint: SANDBOXES_USAGE },
   );
 }
@@ -197,7 +198,7 @@ export function parseSandboxExecArgs(argv: string[]): SandboxExecArgs {
     } else if (name.startsWith("--runtime.") && name.length > "--runtime.".length) {
       setOwn(settings, name.slice("--runtime.".length).replaceAll("-", "_"), take());
     } else {
-      throw usage(`unexpected argument "${tok}"`);
+      throw usage(`unexpected argument ${quote(tok)}`);
     }
   }
   if (!runtime) throw usage("--runtime is required");
@@ -223,7 +224,7 @@ function typeSettings(
     const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (!field) {
       problems.push(
-        `unknown key --runtime.${key}; runtime "${plugin.id}" has: ${
+        `unknown key --runtime.${quote(key, { bare: true })}; runtime "${plugin.id}" has: ${
           Object.keys(shape).join(", ") || "no keys"
         }`,
       );

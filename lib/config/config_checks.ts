@@ -16,6 +16,7 @@ import type { EvalConfig } from "./eval_config.ts";
 import { issueAt, type Provenance } from "./provenance.ts";
 import { childSchema, objectShape } from "./schema_walk.ts";
 import { closest } from "../../kit/util/suggest.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /**
  * Paths of every `__proto__` key in config data. Such a key is kept as plain data by the
@@ -44,19 +45,12 @@ export function urlProblem(text: string): string | null {
   try {
     url = new URL(text);
   } catch {
-    return `"${clip(text)}" is not a URL (expected http:// or https://...)`;
+    return `${quote(text)} is not a URL (expected http:// or https://...)`;
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return `"${clip(text)}" is not an http(s) URL (scheme ${url.protocol})`;
+    return `${quote(text)} is not an http(s) URL (scheme ${url.protocol})`;
   }
   return null;
-}
-
-/** A user value cut short for a message. */
-function clip(text: string): string {
-  const shown = text.length > 60 ? `${text.slice(0, 60)}... (${text.length} characters)` : text;
-  // deno-lint-ignore no-control-regex
-  return shown.replace(/[\x00-\x1f\x7f]/g, "?");
 }
 
 /**
@@ -66,19 +60,19 @@ function clip(text: string): string {
  */
 function nameProblem(name: string, isPath: boolean): string | null {
   // deno-lint-ignore no-control-regex
-  if (/[\x00-\x1f\x7f]/.test(name)) return `"${clip(name)}" contains a control character`;
+  if (/[\x00-\x1f\x7f]/.test(name)) return `${quote(name)} contains a control character`;
   if (!isPath) {
     if (name === "") return "a run name cannot be empty";
     if (/[/\\]/.test(name)) {
-      return `"${clip(name)}" contains a path separator; a run name is one directory name`;
+      return `${quote(name)} contains a path separator; a run name is one directory name`;
     }
     if (name === ".." || name === ".") {
-      return `"${clip(name)}" would name the output directory or its parent, not a run directory`;
+      return `${quote(name)} would name the output directory or its parent, not a run directory`;
     }
   }
   for (const part of isPath ? name.split("/") : [name]) {
     if (new TextEncoder().encode(part).length > MAX_NAME_BYTES) {
-      return `"${clip(name)}" is longer than ${MAX_NAME_BYTES} bytes`;
+      return `${quote(name)} is longer than ${MAX_NAME_BYTES} bytes`;
     }
   }
   return null;

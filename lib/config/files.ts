@@ -8,6 +8,7 @@ import { parse as parseToml, TomlError } from "smol-toml";
 import { type ErrorCode, InputError } from "../../kit/errors.ts";
 import { MAX_CONFIG_FILE_BYTES, readTextFileBounded } from "../../kit/util/read_text.ts";
 import { MAX_CONFIG_DEPTH, nestingDepthExceeds } from "./merge.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** A config file read, or the problem that kept it from being read and what to do about it. */
 export type FileRead =
@@ -42,10 +43,15 @@ function lineCol(text: string, offset: number): { line: number; column: number }
  * UTF-8, at most {@link MAX_CONFIG_FILE_BYTES}, and nested at most {@link MAX_CONFIG_DEPTH}
  * levels deep.
  */
-export function readConfigFile(path: string): FileRead {
+export function readConfigFile(file: string, shownAs: string = file): FileRead {
+  const path = quote(shownAs, { bare: true });
   let text: string;
   try {
-    text = readTextFileBounded(path, { what: "config file", maxBytes: MAX_CONFIG_FILE_BYTES });
+    text = readTextFileBounded(file, {
+      shownAs,
+      what: "config file",
+      maxBytes: MAX_CONFIG_FILE_BYTES,
+    });
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     const why = (err.cause as { code?: string } | undefined)?.code;
@@ -56,7 +62,7 @@ export function readConfigFile(path: string): FileRead {
       : unreadHint(err.code);
     return { ok: false, problem: err.message, hint };
   }
-  const parsed = parseText(path, text);
+  const parsed = parseText(file, path, text);
   if (parsed.ok && nestingDepthExceeds(parsed.data, MAX_CONFIG_DEPTH)) {
     return {
       ok: false,
@@ -67,8 +73,9 @@ export function readConfigFile(path: string): FileRead {
   return parsed;
 }
 
-function parseText(path: string, text: string): FileRead {
-  if (path.toLowerCase().endsWith(".json")) {
+/** Parses `text` of `file`; `path` is the file as messages show it. */
+function parseText(file: string, path: string, text: string): FileRead {
+  if (file.toLowerCase().endsWith(".json")) {
     try {
       const data = JSON.parse(text);
       if (typeof data !== "object" || data === null || Array.isArray(data)) {

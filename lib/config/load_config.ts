@@ -83,8 +83,6 @@ interface FileLayers {
   data: unknown;
   prov: Provenance;
   unreadFiles: number;
-  /** What to do about each file that could not be read (a fitting hint per problem). */
-  fileHints: string[];
   warnings: string[];
 }
 
@@ -98,13 +96,12 @@ function readFileLayers(
   const prov: Provenance = { byPath: new Map() };
   let data: unknown = base;
   let unreadFiles = 0;
-  const fileHints: string[] = [];
   for (const layer of parsed.files) {
-    const read = readConfigFile(layer.path.startsWith("/") ? layer.path : `${cwd}/${layer.path}`);
+    const file = layer.path.startsWith("/") ? layer.path : `${cwd}/${layer.path}`;
+    const read = readConfigFile(file, layer.path);
     if (!read.ok) {
-      problems.push(plain(read.problem.replace(`${cwd}/`, "")));
+      problems.push({ path: "", message: read.problem, hint: read.hint });
       unreadFiles++;
-      fileHints.push(read.hint);
       continue;
     }
     const at = roughPath(layer.at);
@@ -118,7 +115,22 @@ function readFileLayers(
   }
   const absorbed = absorbPythonKeys(data as Json, (p) => where(prov, p.split(".")));
   problems.push(...absorbed.problems.map(plain));
-  return { data, prov, unreadFiles, fileHints, warnings: absorbed.warnings };
+  return { data, prov, unreadFiles, warnings: absorbed.warnings };
+}
+
+/**
+ * The error of a config's problems. When each problem has a hint of its own (a file that
+ * cannot be read, an output directory that cannot be made), their hints are the error's;
+ * otherwise the problems keep theirs and the error points to the fields.
+ */
+function configError(problems: ConfigIssue[]): ConfigError {
+  const hints = problems.map((p) => p.hint);
+  if (hints.every((h) => h !== undefined)) {
+    return new ConfigError(problems.map(({ path, message }) => ({ path, message })), {
+      hint: [...new Set(hints)].join("; "),
+    });
+  }
+  return new ConfigError(problems, { hint: "run `vf eval [<taskset>] --help` to list the fields" });
 }
 
 async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<T | undefined> {
@@ -281,11 +293,7 @@ export async function loadEvalConfig(
     }));
   }
   if (!result.success || problems.length) {
-    throw new ConfigError(problems, {
-      hint: files.unreadFiles === problems.length
-        ? [...new Set(files.fileHints)].join("; ")
-        : "run `vf eval [<taskset>] --help` to list the fields",
-    });
+    throw configError(problems);
   }
 
   // 5. what the schema leaves open: the base URL, the runtime's wire name, locked modules

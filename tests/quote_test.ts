@@ -1,0 +1,42 @@
+/**
+ * quote(): how messages show user values — quoted, escaped, bounded.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { quote, QUOTE_MAX_CHARS } from "../kit/util/quote.ts";
+
+describe("quote()", () => {
+  it("quotes a plain value as it is", () => {
+    assert.equal(quote("reverse-text"), '"reverse-text"');
+    assert.equal(quote(""), '""');
+    assert.equal(quote("héllo wörld ✓"), '"héllo wörld ✓"');
+  });
+
+  it("escapes quotes, backslashes and control characters", () => {
+    assert.equal(quote('a"b\\c'), '"a\\"b\\\\c"');
+    assert.equal(quote("a\u0000b\x1b[31mc\n\t\x7f"), '"a\\u0000b\\u001b[31mc\\n\\t\\u007f"');
+    assert.equal(quote("\u0085\u009f"), '"\\u0085\\u009f"');
+  });
+
+  it("escapes invisible and direction-changing characters and lone surrogates", () => {
+    assert.equal(quote("a\u202eb\u200bc\u2028d\ufeff"), '"a\\u202eb\\u200bc\\u2028d\\ufeff"');
+    assert.equal(quote("x\ud800y\udc00"), '"x\\ud800y\\udc00"');
+    assert.equal(quote("😀"), '"😀"', "a surrogate pair is one character, shown as is");
+  });
+
+  it("cuts a long value after the cap and gives its length", () => {
+    const shown = quote("x".repeat(5_000_000));
+    assert.equal(shown, `"${"x".repeat(QUOTE_MAX_CHARS)}…" (5000000 characters)`);
+    assert.equal(quote("abcdef", { maxChars: 3 }), '"abc…" (6 characters)');
+    assert.equal(quote("abc", { maxChars: 3 }), '"abc"');
+  });
+
+  it("never cuts inside a surrogate pair", () => {
+    assert.equal(quote("a😀b", { maxChars: 2 }), '"a…" (4 characters)');
+  });
+
+  it("bare: no quotes, quotes and backslashes kept, control characters escaped", () => {
+    assert.equal(quote('C:\\a "b"\u0007', { bare: true }), 'C:\\a "b"\\u0007');
+    assert.equal(quote("pppp", { bare: true, maxChars: 2 }), "pp… (4 characters)");
+  });
+});
