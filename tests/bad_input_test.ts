@@ -87,7 +87,7 @@ const CASES: Case[] = [
     name: "-o /etc/passwd",
     args: () => [...DRY, "-o", "/etc/passwd"],
     expect:
-      /-o: cannot use \/etc\/passwd as the output directory: \/etc\/passwd is not a directory/,
+      /-o: cannot use "\/etc\/passwd" as the output directory: \/etc\/passwd is not a directory/,
   },
   {
     name: "-o below a regular file",

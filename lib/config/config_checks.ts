@@ -7,8 +7,7 @@
  * @module
  */
 import type { z } from "zod";
-import { statSync } from "node:fs";
-import { dirname, resolve as resolvePath } from "node:path";
+import { resolve as resolvePath } from "node:path";
 import type { JudgePlugin } from "../../kit/contract.ts";
 import type { ConfigIssue } from "../../kit/errors.ts";
 import { judgeRewardKey } from "./judge_key.ts";
@@ -16,6 +15,7 @@ import type { EvalConfig } from "./eval_config.ts";
 import { issueAt, type Provenance } from "./provenance.ts";
 import { childSchema, objectShape } from "./schema_walk.ts";
 import { closest } from "../../kit/util/suggest.ts";
+import { outputDirProblem } from "../../kit/util/fs_errors.ts";
 import { quote } from "../../kit/util/quote.ts";
 
 /**
@@ -78,6 +78,9 @@ function nameProblem(name: string, isPath: boolean): string | null {
   return null;
 }
 
+/** What to do about an output directory that cannot be made or written. */
+const OUTPUT_DIR_HINT = "give -o/--output-dir a directory you can write, or a new path below one";
+
 /**
  * Refuses run names that would escape or break the output directory, an output directory
  * below something that is not a directory, and base URLs that are not http(s) URLs.
@@ -98,14 +101,14 @@ function checkPathsAndUrls(
     const why = nameProblem(dir.replace(/\\/g, "/"), true);
     if (why) problems.push(issueAt(prov, ["run", "dir"], why));
   }
-  const outDir = resolvePath(cwd, config.output_dir);
-  const blocker = nonDirectoryAncestor(outDir);
-  if (blocker !== null) {
+  const outDirProblem = outputDirProblem(resolvePath(cwd, config.output_dir));
+  if (outDirProblem !== null) {
     problems.push(
       issueAt(
         prov,
         ["output_dir"],
-        `cannot use ${outDir} as the output directory: ${blocker} is not a directory`,
+        `cannot use ${quote(config.output_dir)} as the output directory: ${outDirProblem}`,
+        OUTPUT_DIR_HINT,
       ),
     );
   }
@@ -123,20 +126,6 @@ function checkPathsAndUrls(
     }
   });
   return problems;
-}
-
-/** The nearest existing ancestor of `path` (itself included) when it is not a directory. */
-function nonDirectoryAncestor(path: string): string | null {
-  let cur = path;
-  for (;;) {
-    try {
-      return statSync(cur).isDirectory() ? null : cur;
-    } catch {
-      const up = dirname(cur);
-      if (up === cur) return null;
-      cur = up;
-    }
-  }
 }
 
 export function describeIssue(
