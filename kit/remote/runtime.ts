@@ -62,6 +62,8 @@ const RESTART_HINT = "Call start() first, or make a new runtime";
 /** A {@link Runtime} backed by one sandbox of `provider` at a time (see the module doc). */
 export class RemoteSandboxRuntime<H> implements Runtime {
   readonly isLocal = false;
+  /** Whether a streamed stdin reaches the command as it arrives (the provider's exec). */
+  readonly streamsStdin: boolean;
   readonly #provider: SandboxProvider<H>;
   readonly #options: RemoteRuntimeOptions;
   readonly #log: (message: string) => void;
@@ -84,6 +86,7 @@ export class RemoteSandboxRuntime<H> implements Runtime {
     this.#provider = provider;
     this.#options = options;
     this.#log = options.log ?? (() => {});
+    this.streamsStdin = provider.streamsStdin === true && provider.jobs === undefined;
   }
 
   /** `{type: <provider>, id}`; the id is kept after teardown. */

@@ -96,6 +96,7 @@ function readyRoot(root: string): Promise<string> {
 /** A {@link Runtime} whose commands are subprocesses of this process. */
 class LocalRuntime implements Runtime {
   readonly isLocal = true;
+  readonly streamsStdin = true;
   readonly timeoutS = null;
   readonly #config: LocalRuntimeConfig;
   readonly #name: string;
