@@ -7,7 +7,7 @@
 import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { ConfigError } from "../kit/errors.ts";
@@ -255,6 +255,31 @@ const CASES: Case[] = [
     expect: /unknown flag --run\.na\\u0007me/,
   },
   {
+    name: "a run's sidecar that is not JSON, beside the eval.json given",
+    files: {
+      "run/configs/eval.json": '{"env": {"taskset": {"id": "echo"}}, "model": "oracle"}',
+      "run/configs/verifiers-ts.json": "{",
+    },
+    args: () => ["eval", "@", "run/configs/eval.json", "--dry-run"],
+    expect: /verifiers-ts\.json: unreadable/,
+    hint: /^hint: vf eval wrote configs\/verifiers-ts\.json beside eval\.json: restore it/m,
+  },
+  {
+    name: "--resume of a run whose configs/eval.json is not JSON",
+    files: { "run/configs/eval.json": "{", "run/traces.jsonl": "" },
+    args: () => ["eval", "--resume", "run"],
+    // Bun's JSON.parse names no position: then there is no line:column to point to
+    expect: /run\/configs\/eval\.json(:1:2)?: invalid JSON/,
+    hint: /^hint: fix the (config file at the line:column given|JSON syntax of the config file)$/m,
+  },
+  {
+    name: "--resume by run name of a run whose configs/eval.json is not JSON",
+    files: { "outputs/r/configs/eval.json": "{", "outputs/r/traces.jsonl": "" },
+    args: () => [...BASE, "--run.name", "r", "--resume"],
+    expect: /Cannot resume .*outputs\/r: configs\/eval\.json is not valid JSON/,
+    hint: /^hint: configs\/eval\.json is the config vf eval wrote for the run: restore it/m,
+  },
+  {
     name: "a JSON config file that is not an object",
     files: { "list.json": "[1, 2]" },
     args: () => ["eval", "echo", "@", "list.json", "--dry-run"],
@@ -313,6 +338,7 @@ describe("bad input: exit 2, one clear message, nothing written outside the outp
       const cwd = join(root, "work");
       mkdirSync(cwd);
       for (const [name, content] of Object.entries(c.files ?? {})) {
+        mkdirSync(dirname(join(cwd, name)), { recursive: true });
         writeFileSync(join(cwd, name), content);
       }
       const before = listTree(root);

@@ -28,6 +28,7 @@ import { type ParsedArgv, tokenizeArgv } from "./argv.ts";
 import { checkRunnable, describeIssue, protoKeyPaths, urlProblem } from "./config_checks.ts";
 import { buildEvalConfigSchema, DEFAULT_BASE_URL, type EvalConfig } from "./eval_config.ts";
 import { readConfigFile } from "./files.ts";
+import { SIDECAR_HINT } from "./sidecar.ts";
 import { collectIdFlags, flagLayer, parseJson, plain } from "./flag_values.ts";
 import { openLaunchLock, pluginIssue, resolvePluggedModules } from "./launch_lock.ts";
 import { absorbPythonKeys } from "./python_compat.ts";
@@ -110,8 +111,9 @@ function readFileLayers(
     recordLeaves(prov, fileData, at, label);
     data = mergeConfig(data, nest(at, fileData));
     const sidecar = at.length ? undefined : readSidecarBeside(layer.path, cwd);
-    if (sidecar && !sidecar.ok) problems.push(plain(sidecar.problem));
-    else if (sidecar) data = mergeConfig(data, sidecar.data);
+    if (sidecar && !sidecar.ok) {
+      problems.push({ path: "", message: sidecar.problem, hint: SIDECAR_HINT });
+    } else if (sidecar) data = mergeConfig(data, sidecar.data);
   }
   const absorbed = absorbPythonKeys(data as Json, (p) => where(prov, p.split(".")));
   problems.push(...absorbed.problems.map(plain));
