@@ -3,7 +3,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { quote, QUOTE_MAX_CHARS } from "../kit/util/quote.ts";
+import { spawnProgram } from "../kit/_runtime/spawn.ts";
 
 describe("quote()", () => {
   it("quotes a plain value as it is", () => {
@@ -38,5 +41,27 @@ describe("quote()", () => {
   it("bare: no quotes, quotes and backslashes kept, control characters escaped", () => {
     assert.equal(quote('C:\\a "b"\u0007', { bare: true }), 'C:\\a "b"\\u0007');
     assert.equal(quote("pppp", { bare: true, maxChars: 2 }), "pp… (4 characters)");
+  });
+});
+
+describe("messages that echo a user value through quote()", () => {
+  it("spawnProgram(): a program name with a control character is shown escaped", async () => {
+    const r = await spawnProgram(["no-such-\u0007program\u001b[2J"], {
+      cwd: tmpdir(),
+      env: {},
+    });
+    assert.equal(r.exitCode, 127);
+    assert.equal(r.stderr, 'Cannot run "no-such-\\u0007program\\u001b[2J": command not found\n');
+  });
+
+  it("spawnProgram(): a missing working directory is named bounded", async () => {
+    const cwd = join(tmpdir(), ...Array.from({ length: 20 }, () => "d".repeat(20)));
+    const r = await spawnProgram(["true"], { cwd, env: {} });
+    assert.equal(r.exitCode, 127);
+    assert.match(
+      r.stderr,
+      /^Cannot run "true": working directory ".*…" \(\d+ characters\) does not exist\n$/,
+    );
+    assert.ok(r.stderr.length < 400, r.stderr);
   });
 });

@@ -10,6 +10,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import process from "node:process";
+import { quote } from "../util/quote.ts";
 
 /** Options of {@link spawnProgram}. */
 export interface SpawnProgramOptions {
@@ -207,8 +208,8 @@ export function spawnProgram(
         ? (e.code ?? e.message)
         : existsSync(options.cwd)
         ? "command not found"
-        : `working directory "${options.cwd}" does not exist`;
-      finish({ exitCode: code, stdout: "", stderr: `Cannot run "${file}": ${reason}\n` });
+        : `working directory ${quote(options.cwd)} does not exist`;
+      finish({ exitCode: code, stdout: "", stderr: `Cannot run ${quote(file)}: ${reason}\n` });
     });
     child.on("exit", (code, signal) => {
       exitInfo = { code, signal };
