@@ -17,6 +17,7 @@ import { addHostSecrets } from "./kit/secrets.ts";
 import { installBuiltins } from "./lib/plugins/builtin_catalog.ts";
 import { setSelfModule } from "./lib/plugins/self_modules.ts";
 import { BUILTIN_PLUGINS } from "./plugins/builtins.ts";
+import { quote } from "./kit/util/quote.ts";
 
 installBuiltins(BUILTIN_PLUGINS);
 setSelfModule(() => import("./mod.ts"));
@@ -88,7 +89,7 @@ export async function main(argv: string[]): Promise<number> {
     const guess = sub === undefined ? null : closest(sub, subs);
     throw new InputError(
       "usage",
-      `Cannot run \`vf ${command}\`: unknown subcommand "${sub}"` +
+      `Cannot run \`vf ${command}\`: unknown subcommand ${quote(String(sub))}` +
         (guess ? ` (did you mean "${guess}"?)` : ""),
       { hint: `subcommands: ${subs.join(", ")} (vf ${command} --help)` },
     );
@@ -142,7 +143,7 @@ export async function main(argv: string[]): Promise<number> {
       return await viewCommand(rest);
     }
     default:
-      await err(`${paint("error:", "red")} unknown command "${command}"\n\n${USAGE}`);
+      await err(`${paint("error:", "red")} unknown command ${quote(command)}\n\n${USAGE}`);
       return 2;
   }
 }

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { quote } from "./util/quote.ts";
 
 /**
  * Every code an error raised on purpose carries, in one union the compiler checks: a
@@ -148,7 +149,8 @@ export interface ConfigIssue {
 
 /** One line of a {@link ConfigIssue}: `path: message (hint: ...)`. */
 export function renderConfigIssue(issue: ConfigIssue): string {
-  const text = issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`;
+  const where = quote(issue.path, { bare: true });
+  const text = issue.path === "" ? issue.message : `${where}: ${issue.message}`;
   return issue.hint === undefined ? text : `${text} (hint: ${issue.hint})`;
 }
 

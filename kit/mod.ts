@@ -149,6 +149,7 @@ export { getAllEnv, getEnv } from "./_runtime/env.ts";
 export { spawnProgram } from "./_runtime/spawn.ts";
 export { concatBytes } from "./util/bytes.ts";
 export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
+export { quote, QUOTE_MAX_CHARS, type QuoteOptions } from "./util/quote.ts";
 export { anySignal } from "./util/any_signal.ts";
 export { sleep } from "./util/sleep.ts";
 export { randomChars, randomHex } from "./util/random_pool.ts";

@@ -7,7 +7,7 @@
 import "./_builtins.ts";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { ConfigError } from "../kit/errors.ts";
@@ -22,6 +22,8 @@ interface Case {
   args: (dir: string) => string[];
   /** The message must match this. */
   expect: RegExp;
+  /** The hint must match this (it must fit the error). */
+  hint?: RegExp;
 }
 
 const BASE = ["eval", "echo", "-m", "oracle"];
@@ -85,7 +87,7 @@ const CASES: Case[] = [
     name: "-o /etc/passwd",
     args: () => [...DRY, "-o", "/etc/passwd"],
     expect:
-      /-o: cannot use \/etc\/passwd as the output directory: \/etc\/passwd is not a directory/,
+      /-o: cannot use "\/etc\/passwd" as the output directory: \/etc\/passwd is not a directory/,
   },
   {
     name: "-o below a regular file",
@@ -102,7 +104,7 @@ const CASES: Case[] = [
   {
     name: "a 300-byte run.name",
     args: () => [...DRY, "--run.name", "r".repeat(300)],
-    expect: /--run\.name: "r+\.\.\. \(300 characters\)" is longer than 255 bytes/,
+    expect: /--run\.name: "r{256}…" \(300 characters\) is longer than 255 bytes/,
   },
   {
     name: "--run.name ../../x",
@@ -122,12 +124,12 @@ const CASES: Case[] = [
   {
     name: "--run.name with a control character",
     args: () => [...DRY, "--run.name", "a\tb"],
-    expect: /--run\.name: "a\?b" contains a control character/,
+    expect: /--run\.name: "a\\tb" contains a control character/,
   },
   {
     name: "--run.name a\\b",
     args: () => [...DRY, "--run.name", "a\\b"],
-    expect: /--run\.name: "a\\b" contains a path separator/,
+    expect: /--run\.name: "a\\\\b" contains a path separator/,
   },
   {
     name: "--env.taskset.path /dev/zero (jsonl)",
@@ -143,7 +145,7 @@ const CASES: Case[] = [
   {
     name: "--run.dir with a 300-byte segment",
     args: () => [...DRY, "--run.dir", `runs/${"d".repeat(300)}`],
-    expect: /--run\.dir: "runs\/d+\.\.\. \(305 characters\)" is longer than 255 bytes/,
+    expect: /--run\.dir: "runs\/d{251}…" \(305 characters\) is longer than 255 bytes/,
   },
   {
     name: "--env.taskset.system-prompt /dev/zero",
@@ -219,6 +221,70 @@ const CASES: Case[] = [
     files: {},
     args: (dir) => ["eval", "echo", "@", dir, "-m", "oracle", "--dry-run"],
     expect: /cannot read config file: is a directory/,
+    hint: /^hint: give a config file after `@`, not a directory$/m,
+  },
+  {
+    name: "a config file that does not exist",
+    args: () => ["eval", "echo", "@", "absent.toml", "-m", "oracle", "--dry-run"],
+    expect: /absent\.toml: cannot read config file: no such file/,
+    hint: /^hint: check the path after `@`/m,
+  },
+  {
+    name: "a config file with a TOML syntax error",
+    files: { "broken.toml": 'model = "oracle"\nx = [\n' },
+    args: () => ["eval", "echo", "@", "broken.toml", "--dry-run"],
+    expect: /broken\.toml:3:1: invalid TOML/,
+    hint: /^hint: fix the config file at the line:column given$/m,
+  },
+  {
+    name: "a 5 MB system_prompt path",
+    files: { "prompt.toml": `[env.taskset]\nsystem_prompt = "${"p".repeat(5_000_000)}"\n` },
+    args: () => ["eval", "echo", "@", "prompt.toml", "-m", "oracle"],
+    expect:
+      /^error: p{256}… \(5000000 characters\): cannot read env\.taskset\.system_prompt file: the name is too long$/m,
+  },
+  {
+    name: "a taskset id with a NUL and an escape character",
+    files: { "id.json": '{"env": {"taskset": {"id": "ec\\u0000ho\\u001b[2J"}}}' },
+    args: () => ["eval", "@", "id.json", "-m", "oracle", "--dry-run"],
+    expect: /Cannot find taskset "ec\\u0000ho\\u001b\[2J"/,
+  },
+  {
+    name: "a flag name with a control character",
+    args: () => [...DRY, "--run.na\x07me", "x"],
+    expect: /unknown flag --run\.na\\u0007me/,
+  },
+  {
+    name: "a run's sidecar that is not JSON, beside the eval.json given",
+    files: {
+      "run/configs/eval.json": '{"env": {"taskset": {"id": "echo"}}, "model": "oracle"}',
+      "run/configs/verifiers-ts.json": "{",
+    },
+    args: () => ["eval", "@", "run/configs/eval.json", "--dry-run"],
+    expect: /verifiers-ts\.json: unreadable/,
+    hint: /^hint: vf eval wrote configs\/verifiers-ts\.json beside eval\.json: restore it/m,
+  },
+  {
+    name: "--resume of a run whose configs/eval.json is not JSON",
+    files: { "run/configs/eval.json": "{", "run/traces.jsonl": "" },
+    args: () => ["eval", "--resume", "run"],
+    // Bun's JSON.parse names no position: then there is no line:column to point to
+    expect: /run\/configs\/eval\.json(:1:2)?: invalid JSON/,
+    hint: /^hint: fix the (config file at the line:column given|JSON syntax of the config file)$/m,
+  },
+  {
+    name: "--resume by run name of a run whose configs/eval.json is not JSON",
+    files: { "outputs/r/configs/eval.json": "{", "outputs/r/traces.jsonl": "" },
+    args: () => [...BASE, "--run.name", "r", "--resume"],
+    expect: /Cannot resume .*outputs\/r: configs\/eval\.json is not valid JSON/,
+    hint: /^hint: configs\/eval\.json is the config vf eval wrote for the run: restore it/m,
+  },
+  {
+    name: "a JSON config file that is not an object",
+    files: { "list.json": "[1, 2]" },
+    args: () => ["eval", "echo", "@", "list.json", "--dry-run"],
+    expect: /list\.json: a config file must hold a JSON object/,
+    hint: /^hint: write the JSON config as one object/m,
   },
 ];
 
@@ -272,6 +338,7 @@ describe("bad input: exit 2, one clear message, nothing written outside the outp
       const cwd = join(root, "work");
       mkdirSync(cwd);
       for (const [name, content] of Object.entries(c.files ?? {})) {
+        mkdirSync(dirname(join(cwd, name)), { recursive: true });
         writeFileSync(join(cwd, name), content);
       }
       const before = listTree(root);
@@ -279,8 +346,11 @@ describe("bad input: exit 2, one clear message, nothing written outside the outp
       assert.equal(r.signal, null, `killed: ${r.stderr.slice(0, 500)}`);
       assert.equal(r.code, 2, `exit ${r.code}: ${r.stderr.slice(0, 2000)}`);
       assert.match(r.stderr, c.expect);
+      if (c.hint) assert.match(r.stderr, c.hint);
       assert.doesNotMatch(r.stderr, /internal error|\n\s+at .+:\d+:\d+/, "no stack trace");
       assert.ok(r.stderr.length < 4096, `stderr is ${r.stderr.length} chars`);
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(r.stderr, /[\x00-\x09\x0b-\x1f\x7f]/, "no raw control character");
       assert.equal(r.stderr.match(/^error:/gm)?.length, 1, `one error: ${r.stderr}`);
       const outside = listTree(root).filter((p) =>
         !before.includes(p) && !p.startsWith("work/outputs/")

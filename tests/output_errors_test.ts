@@ -105,7 +105,10 @@ describe("outputs that cannot be written: exit 2, named, nothing half-written", 
       cwd,
       env: KEY,
     });
-    assertCleanExit2(r, /error: cannot write .*o{300}.*: the name is too long \(ENAMETOOLONG\)/);
+    assertCleanExit2(
+      r,
+      /error: -o: cannot use "o{256}…" \(300 characters\) as the output directory: .*o{200}.*: the name is too long \(ENAMETOOLONG\)/,
+    );
     assert.deepEqual(files(cwd), []);
   });
 
@@ -118,7 +121,7 @@ describe("outputs that cannot be written: exit 2, named, nothing half-written", 
     });
     assertCleanExit2(
       r,
-      /-o: cannot use .*file\/out as the output directory: .*file is not a directory/,
+      /-o: cannot use "file\/out" as the output directory: .*\/file is not a directory/,
     );
     assert.deepEqual(files(cwd), ["file"]);
   });

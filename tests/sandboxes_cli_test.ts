@@ -137,8 +137,18 @@ describe("vf sandbox exec", () => {
         runtime: "prime",
         settings: { idle_timeout: "120", vm: true, image: "debian" },
         command: ["ls", "--runtime"],
+        interactive: false,
       },
     );
+    for (const flag of ["-i", "--interactive"]) {
+      const parsed = parseSandboxExecArgs(["--runtime", "local", flag, "--", "cat", "-i"]);
+      assert.deepEqual(parsed, {
+        runtime: "local",
+        settings: {},
+        command: ["cat", "-i"],
+        interactive: true,
+      });
+    }
     assert.throws(() => parseSandboxExecArgs(["--", "ls"]), /--runtime is required/);
     assert.throws(() => parseSandboxExecArgs(["--runtime", "prime"]), /no command after/);
     assert.throws(() => parseSandboxExecArgs(["--bogus", "--", "ls"]), /unexpected argument/);

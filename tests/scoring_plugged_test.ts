@@ -45,7 +45,7 @@ describe("parseFnSpecifier()", () => {
         () => parseFnSpecifier(p),
         (e) =>
           e instanceof InputError && e.code === "plugged_fn_invalid" &&
-          e.message.startsWith(`fn '${p}' must be \`path/to/file.ts:name\``),
+          e.message.startsWith(`fn "${p}" must be \`path/to/file.ts:name\``),
       );
     });
   }
@@ -69,7 +69,7 @@ describe("loadPluggedFn()", () => {
     for (const p of [`${FNS}:notAFunction`, `${FNS}:nothing`]) {
       await assert.rejects(
         loadPluggedFn(p),
-        (e) => e instanceof InputError && e.message === `fn '${p}' is not a function`,
+        (e) => e instanceof InputError && e.message === `fn "${p}" is not a function`,
       );
     }
   });
@@ -79,7 +79,7 @@ describe("loadPluggedFn()", () => {
       loadPluggedFn("./no/such/file.ts:score"),
       (e) =>
         e instanceof PluginError &&
-        /fn '.\/no\/such\/file.ts:score': module .* not found/.test(e.message),
+        /fn ".\/no\/such\/file.ts:score": module .* not found/.test(e.message),
     );
   });
 });
@@ -106,7 +106,7 @@ describe("applyPlugs()", () => {
     assert.equal(stop.priority, 2);
     await assert.rejects(
       Promise.resolve(stop.fn(ctx())),
-      /stop 'odd' \(fn '.*:notABoolean'\) returned string, not a boolean/,
+      /stop "odd" \(fn ".*:notABoolean"\) returned string, not a boolean/,
     );
   });
 
@@ -154,14 +154,14 @@ describe("applyPlugs()", () => {
       (e) =>
         e instanceof InputError && e.code === "plugged_hook_unknown" &&
         e.message ===
-          "metric 'typo' plugs no `fn` and the task has no metric named 'typo' to override",
+          'metric "typo" plugs no `fn` and the task has no metric named "typo" to override',
     );
   });
 
   it("a malformed fn is refused at once", () => {
     assert.throws(
       () => applyPlugs("reward", {}, { x: { fn: "./f.ts:", priority: null } }),
-      /fn '.\/f.ts:' must be/,
+      /fn ".\/f.ts:" must be/,
     );
   });
 
@@ -176,9 +176,9 @@ describe("applyPlugs()", () => {
     assert.equal(at(c.trace.errors, 0).type, "TaskError");
     assert.match(
       at(c.trace.errors, 0).message,
-      /^metric 'size': fn '.*:nothing' is not a function$/,
+      /^metric 'size': fn ".*:nothing" is not a function$/,
     );
-    assert.deepEqual(reported, [`metric 'size': fn '${FNS}:nothing' is not a function`]);
+    assert.deepEqual(reported, [`metric 'size': fn "${FNS}:nothing" is not a function`]);
   });
 
   it("plugged metrics may return keyed values", async () => {

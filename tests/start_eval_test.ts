@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
-import { ConfigError, startEval } from "../mod.ts";
+import { ConfigError, InputError, startEval } from "../mod.ts";
 import { runCli } from "./_cli.ts";
 import { FAST, tmp } from "./_run.ts";
 import { at } from "./_assert.ts";
@@ -103,7 +103,20 @@ describe("startEval", () => {
           e instanceof ConfigError && /num_rollouts/.test(e.message) &&
           /unknown key "colour"/.test(e.message),
       );
-      await assert.rejects(startEval({ config: "missing.toml", cwd }), ConfigError);
+      await assert.rejects(
+        startEval({ config: "missing.toml", cwd }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          /missing\.toml: cannot read config file: no such file/.test(e.message) &&
+          /check the path/.test(e.hint ?? ""),
+      );
+      await assert.rejects(
+        // deno-lint-ignore no-explicit-any
+        startEval({ config: 42 as any, cwd }),
+        (e: unknown) =>
+          e instanceof InputError && e.code === "config_not_object" &&
+          /a plain object of config keys, or the path of a TOML or JSON file/.test(e.hint ?? ""),
+      );
       assert.deepEqual(readdirSync(cwd), []);
     } finally {
       rmSync(cwd, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import process from "node:process";
+import { quote } from "../util/quote.ts";
 
 /** Options of {@link spawnProgram}. */
 export interface SpawnProgramOptions {
@@ -21,8 +22,12 @@ export interface SpawnProgramOptions {
   timeoutMs?: number | undefined;
   /** Aborting kills the process group; the result gets 128+9. */
   signal?: AbortSignal | undefined;
-  /** Bytes written to the child's stdin, then closed. @default none (stdin reads EOF) */
-  stdin?: string | Uint8Array | undefined;
+  /**
+   * The child's stdin: bytes written whole, or a stream whose chunks are written as they
+   * arrive; stdin is closed at its end (and no longer fed once the child is gone).
+   * @default none (stdin reads EOF)
+   */
+  stdin?: string | Uint8Array | AsyncIterable<Uint8Array> | undefined;
   /** Keep at most this many bytes of stdout and of stderr each; the rest is dropped. @default no limit */
   maxOutputBytes?: number;
   /** Also return the raw bytes of stdout and stderr (`stdoutBytes`, `stderrBytes`). @default false */
@@ -61,6 +66,38 @@ const NOT_EXECUTABLE_EXIT_CODE = 126;
 const SIGKILL_NUMBER = constants.signals.SIGKILL ?? 9;
 /** How long to wait for the pipes to close after a kill before giving up on them. */
 const KILL_GRACE_MS = 2000;
+
+/**
+ * Writes `input`'s chunks to `sink` as they arrive, waiting for the pipe to drain, and closes
+ * it at the end. Stops when the child is gone (`done`) or the pipe breaks; a source that
+ * throws closes stdin like an end. Never rejects.
+ */
+async function feedStdin(
+  sink: NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean },
+  input: AsyncIterable<Uint8Array>,
+  done: () => boolean,
+): Promise<void> {
+  const gone = () => done() || sink.destroyed === true || sink.writableEnded === true;
+  try {
+    for await (const chunk of input) {
+      if (gone()) return;
+      if (!sink.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            sink.off("drain", go);
+            sink.off("close", go);
+            resolve();
+          };
+          sink.on("drain", go);
+          sink.on("close", go);
+        });
+      }
+    }
+  } catch {
+    // the source failed: the child reads end of file
+  }
+  if (!gone()) sink.end();
+}
 
 /**
  * Runs `argv` (no shell) and waits for it to finish and its output pipes to close. Never
@@ -189,8 +226,8 @@ export function spawnProgram(
         ? (e.code ?? e.message)
         : existsSync(options.cwd)
         ? "command not found"
-        : `working directory "${options.cwd}" does not exist`;
-      finish({ exitCode: code, stdout: "", stderr: `Cannot run "${file}": ${reason}\n` });
+        : `working directory ${quote(options.cwd)} does not exist`;
+      finish({ exitCode: code, stdout: "", stderr: `Cannot run ${quote(file)}: ${reason}\n` });
     });
     child.on("exit", (code, signal) => {
       exitInfo = { code, signal };
@@ -207,7 +244,10 @@ export function spawnProgram(
 
     if (child.stdin) {
       child.stdin.on("error", () => {}); // EPIPE when the child does not read its input
-      child.stdin.end(options.stdin);
+      const input = options.stdin;
+      if (input === undefined || typeof input === "string" || input instanceof Uint8Array) {
+        child.stdin.end(input);
+      } else void feedStdin(child.stdin, input, () => settled);
     }
     if (options.timeoutMs !== undefined && Number.isFinite(options.timeoutMs)) {
       timer = setTimeout(() => {

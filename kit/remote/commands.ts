@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import type { SandboxError } from "../errors.ts";
 import { errorMessage } from "../errors.ts";
 import { type ProgramResult, TIMEOUT_EXIT_CODE } from "../runtime/runtime.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { sleep } from "../util/sleep.ts";
 import { decodeText, putFile } from "./files.ts";
 import {
@@ -28,12 +29,12 @@ const KILL_GRACE_MS = 5000;
 /** Output tail read from a finished job (as the Prime SDK reads it). */
 const OUTPUT_TAIL_BYTES = 10 * 1024 * 1024;
 
-/** One command, resolved against the sandbox (absolute cwd, bytes for stdin). */
+/** One command, resolved against the sandbox (absolute cwd, bytes or a stream for stdin). */
 export interface CommandSpec {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
-  stdin?: Uint8Array | undefined;
+  stdin?: Uint8Array | AsyncIterable<Uint8Array> | undefined;
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -52,6 +53,32 @@ export interface CommandTarget<H> {
 
 const aborted = (): ProgramResult => ({ exitCode: ABORT_EXIT_CODE, stdout: "", stderr: "" });
 
+/** The bytes of `stream` to its end, or null once `signal` aborts (the read is left behind). */
+async function readWhole(
+  stream: AsyncIterable<Uint8Array>,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array | null> {
+  if (signal?.aborted) return null;
+  let onAbort = () => {};
+  const stop = new Promise<null>((resolve) => onAbort = () => resolve(null));
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const read = (async () => {
+    const parts: Uint8Array[] = [];
+    try {
+      for await (const chunk of stream) parts.push(chunk);
+    } catch {
+      // a failing source ends stdin, as it does for an attached command
+    }
+    return concatBytes(parts);
+  })();
+  read.catch(() => {});
+  try {
+    return await Promise.race([read, stop]);
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
+
 /** Runs `spec` with one exec that lasts as long as the command; kills via a second exec. */
 export async function runAttached<H>(
   t: CommandTarget<H>,
@@ -59,6 +86,11 @@ export async function runAttached<H>(
 ): Promise<ProgramResult> {
   const { provider, handle } = t;
   if (spec.signal?.aborted) return aborted();
+  if (spec.stdin !== undefined && !(spec.stdin instanceof Uint8Array) && !provider.streamsStdin) {
+    const whole = await readWhole(spec.stdin, spec.signal);
+    if (whole === null) return aborted();
+    spec = { ...spec, stdin: whole };
+  }
   const control = new AbortController();
   const onTeardown = () => control.abort();
   t.teardown.addEventListener("abort", onTeardown, { once: true });
@@ -83,11 +115,12 @@ export async function runAttached<H>(
     ? undefined
     : setTimeout(() => kill("timeout"), Math.max(0, spec.timeoutMs));
   spec.signal?.addEventListener("abort", onAbort, { once: true });
+  const input = spec.stdin ?? new Uint8Array(0);
   const exec = provider.exec(handle, {
     argv: killable ? groupWrapperArgv(pgidFile, spec.argv) : spec.argv,
     cwd: spec.cwd,
     env: spec.env,
-    stdin: spec.stdin ?? new Uint8Array(0),
+    ...(input instanceof Uint8Array ? { stdin: input } : { stdinStream: input }),
     signal: control.signal,
   });
   exec.catch(() => {});
@@ -132,11 +165,17 @@ export async function runDetached<H>(
   const jobId = randomBytes(4).toString("hex");
   const paths = jobPaths(jobId);
 
+  // a job reads its stdin from an uploaded file: a stream is taken whole first
+  const stdin = spec.stdin instanceof Uint8Array || spec.stdin === undefined
+    ? spec.stdin
+    : await readWhole(spec.stdin, signal);
+  if (stdin === null) return aborted();
+
   // launch (never aborted half-way: a job must not start unseen)
   const cleanup = finished.splice(0, 50);
   try {
-    if (spec.stdin !== undefined) {
-      await putFile(provider, handle, paths.stdin, paths.stdin, spec.stdin);
+    if (stdin !== undefined) {
+      await putFile(provider, handle, paths.stdin, paths.stdin, stdin);
     }
     const launch = await provider.exec(handle, {
       argv: jobLaunchArgv(jobId, spec.argv, spec.cwd, spec.env, cleanup),

@@ -9,6 +9,7 @@
 import { posix } from "node:path";
 import { SandboxError } from "../errors.ts";
 import type { SandboxProvider } from "./provider.ts";
+import { quote } from "../util/quote.ts";
 
 /** `sh -c WRITE_SCRIPT vf-write <path>`: writes stdin to path, creating parent directories. */
 const WRITE_SCRIPT = `mkdir -p "$(dirname "$1")" && cat > "$1"`;
@@ -40,7 +41,7 @@ export function decodeText(bytes: Uint8Array): string {
 /** A file over a read limit. */
 export function tooLarge(path: string, size: number, max: number): SandboxError {
   return new SandboxError(
-    `Cannot read "${path}": the file has ${size} bytes, more than the limit of ${max} bytes`,
+    `Cannot read ${quote(path)}: the file has ${size} bytes, more than the limit of ${max} bytes`,
     { hint: "Raise maxBytes or read a smaller file" },
   );
 }
@@ -67,7 +68,7 @@ export async function putFile<H>(
   });
   if (r.exitCode !== 0) {
     throw new SandboxError(
-      `Cannot write "${path}": ${provider.files ? `mkdir exited ${r.exitCode}: ` : ""}${
+      `Cannot write ${quote(path)}: ${provider.files ? `mkdir exited ${r.exitCode}: ` : ""}${
         decodeText(r.stderr).trim()
       }`,
       { hint: "Check that the path is a file path the sandbox user may write" },
@@ -96,20 +97,20 @@ export async function getFile<H>(
     const r = await provider.exec(handle, { argv });
     const stderr = decodeText(r.stderr).trim();
     if (r.exitCode === READ_NOT_FILE) {
-      throw new SandboxError(`Cannot read "${path}": not a regular file`, {
-        hint: `"${target}" is a directory or a special file`,
+      throw new SandboxError(`Cannot read ${quote(path)}: not a regular file`, {
+        hint: `${quote(target)} is a directory or a special file`,
       });
     }
     if (r.exitCode === READ_TOO_LARGE) throw tooLarge(path, Number(stderr), maxBytes!);
     if (r.exitCode !== 0 && r.exitCode !== READ_MISSING) {
-      throw new SandboxError(`Cannot read "${path}": ${stderr}`);
+      throw new SandboxError(`Cannot read ${quote(path)}: ${stderr}`);
     }
     bytes = r.exitCode === READ_MISSING ? null : r.stdout;
   }
   if (bytes === null) {
-    throw new SandboxError(`Cannot read "${path}": no such file`, {
+    throw new SandboxError(`Cannot read ${quote(path)}: no such file`, {
       statusCode: 404,
-      hint: `Looked for "${target}"`,
+      hint: `Looked for ${quote(target)}`,
     });
   }
   if (maxBytes !== undefined && bytes.byteLength > maxBytes) {

@@ -51,6 +51,11 @@ export interface ExecRequest {
   env?: Record<string, string> | undefined;
   /** Bytes for stdin (providers whose exec has no stdin may ignore it: see `files`). */
   stdin?: Uint8Array | undefined;
+  /**
+   * Instead of `stdin`, a stream to write as it arrives and close at its end: given only to
+   * providers that declare {@link SandboxProvider.streamsStdin}.
+   */
+  stdinStream?: AsyncIterable<Uint8Array> | undefined;
   /** A bound the provider's request may carry, seconds (short commands only). */
   timeoutS?: number | undefined;
   /** Ends the request early (the command itself is killed by the process-group protocol). */
@@ -126,6 +131,12 @@ export interface SandboxProvider<H> {
   terminate(handle: H, id: string): Promise<"terminated" | "gone">;
   /** Frees the handle's connections (after teardown). */
   close?(handle: H): void;
+  /**
+   * True when `exec` writes a `stdinStream` as it arrives (an exec that lasts as long as the
+   * command). Otherwise the base reads a streamed stdin to its end and passes it as bytes.
+   * @default false
+   */
+  readonly streamsStdin?: boolean;
   /** Direct file transfer. @default `sh` programs over exec with stdin */
   files?: SandboxFiles<H>;
   /** Detached jobs. @default commands run attached (exec lasts as long as the command) */

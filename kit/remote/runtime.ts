@@ -40,6 +40,7 @@ import {
   provisioningFailure,
 } from "./provision.ts";
 import type { SandboxCreation, SandboxProvider } from "./provider.ts";
+import { quote } from "../util/quote.ts";
 
 /** Options of a {@link RemoteSandboxRuntime}. */
 export interface RemoteRuntimeOptions {
@@ -62,6 +63,8 @@ const RESTART_HINT = "Call start() first, or make a new runtime";
 /** A {@link Runtime} backed by one sandbox of `provider` at a time (see the module doc). */
 export class RemoteSandboxRuntime<H> implements Runtime {
   readonly isLocal = false;
+  /** Whether a streamed stdin reaches the command as it arrives (the provider's exec). */
+  readonly streamsStdin: boolean;
   readonly #provider: SandboxProvider<H>;
   readonly #options: RemoteRuntimeOptions;
   readonly #log: (message: string) => void;
@@ -84,6 +87,7 @@ export class RemoteSandboxRuntime<H> implements Runtime {
     this.#provider = provider;
     this.#options = options;
     this.#log = options.log ?? (() => {});
+    this.streamsStdin = provider.streamsStdin === true && provider.jobs === undefined;
   }
 
   /** `{type: <provider>, id}`; the id is kept after teardown. */
@@ -202,7 +206,7 @@ export class RemoteSandboxRuntime<H> implements Runtime {
    * `timeoutMs` the command's process group is killed (exit 124); on an abort, 137.
    */
   async run(argv: string[], options: RunOptions = {}): Promise<ProgramResult> {
-    const { handle, id } = this.live(`run "${argv[0] ?? ""}"`);
+    const { handle, id } = this.live(`run ${quote(argv[0] ?? "")}`);
     if (argv.length === 0 || argv[0] === "") {
       throw new SandboxError("Cannot run a command: argv is empty", {
         hint: 'Pass the program and its arguments, e.g. ["bash", "-lc", "ls"]',
@@ -212,7 +216,7 @@ export class RemoteSandboxRuntime<H> implements Runtime {
     for (const k of Object.keys(env)) {
       if (!ENV_NAME.test(k)) {
         throw new SandboxError(
-          `Cannot run "${argv[0]}": invalid environment variable name "${k}"`,
+          `Cannot run ${quote(argv[0] ?? "")}: invalid environment variable name ${quote(k)}`,
           {
             hint: "Names must match [A-Za-z_][A-Za-z0-9_]*",
           },
@@ -248,7 +252,7 @@ export class RemoteSandboxRuntime<H> implements Runtime {
    * provider failure repeats the write (backoff) for up to the jobs' `recoveryMs`.
    */
   async write(path: string, data: string | Uint8Array): Promise<void> {
-    const { handle } = this.live(`write "${path}"`);
+    const { handle } = this.live(`write ${quote(path)}`);
     const p = this.#provider;
     const target = this.#resolve(path);
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
@@ -265,19 +269,19 @@ export class RemoteSandboxRuntime<H> implements Runtime {
           delay = Math.min(delay * 2, timing.outageMaxMs);
           continue;
         }
-        throw this.failure(e, `Cannot write "${path}"`);
+        throw this.failure(e, `Cannot write ${quote(path)}`);
       }
     }
   }
 
   /** Reads a file; relative paths are under the workdir. Refuses files over `maxBytes`. */
   async read(path: string, options: ReadOptions = {}): Promise<Uint8Array> {
-    const { handle } = this.live(`read "${path}"`);
+    const { handle } = this.live(`read ${quote(path)}`);
     try {
       return await getFile(this.#provider, handle, path, this.#resolve(path), options.maxBytes);
     } catch (e) {
       if (e instanceof SandboxError) throw e;
-      throw this.failure(e, `Cannot read "${path}"`);
+      throw this.failure(e, `Cannot read ${quote(path)}`);
     }
   }
 

@@ -23,8 +23,12 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Cancels the command (kills its process group). */
   signal?: AbortSignal;
-  /** Bytes written to the command's stdin, then closed. @default none (stdin closed) */
-  stdin?: string | Uint8Array;
+  /**
+   * The command's stdin: bytes given whole, or a stream whose chunks reach the command as they
+   * arrive (see {@link Runtime.streamsStdin}); stdin is closed at the end of either.
+   * @default none (stdin closed)
+   */
+  stdin?: string | Uint8Array | AsyncIterable<Uint8Array>;
 }
 
 /** Options of {@link Runtime.read}. */
@@ -51,6 +55,12 @@ export interface Runtime {
   readonly stopped: boolean;
   /** True for runtimes on this machine (no lifetime cap). */
   readonly isLocal: boolean;
+  /**
+   * True when a streamed `stdin` reaches the command as it arrives. False or absent: the
+   * runtime can only take stdin whole, so a stream is read to its end (or until the run's
+   * signal aborts) before the command starts.
+   */
+  readonly streamsStdin?: boolean;
   /** Hard lifetime in seconds (remote runtimes only), else null. */
   readonly timeoutS: number | null;
   /** Absolute path of the working directory inside the runtime. */

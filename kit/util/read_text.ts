@@ -8,6 +8,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { type ErrorCode, InputError } from "../errors.ts";
+import { quote } from "./quote.ts";
 
 /** Largest config file (`@ file`, `--x @ file`) read: 8 MiB. */
 export const MAX_CONFIG_FILE_BYTES = 8 * 1024 * 1024;
@@ -66,6 +67,8 @@ export interface ReadTextOptions {
   maxBytes: number;
   /** How the user may fix it. */
   hint?: string;
+  /** The path as messages show it (as the user gave it). @default the path read */
+  shownAs?: string;
   /** Error code when the file cannot be opened or read. @default "file_unreadable" */
   unreadableCode?: ErrorCode;
 }
@@ -116,7 +119,9 @@ export function readTextFileBounded(path: string, options: ReadTextOptions): str
   if (bytes.length > options.maxBytes) {
     throw new InputError(
       "file_too_large",
-      `${path}: ${options.what} is larger than the limit of ${formatBytes(options.maxBytes)}`,
+      `${shown(path, options)}: ${options.what} is larger than the limit of ${
+        formatBytes(options.maxBytes)
+      }`,
       { hint: options.hint ?? `give a regular file of at most ${formatBytes(options.maxBytes)}` },
     );
   }
@@ -128,12 +133,17 @@ export function readTextFileBounded(path: string, options: ReadTextOptions): str
     if (bad < 0) return new TextDecoder("utf-8").decode(bytes);
     throw new InputError(
       "file_not_utf8",
-      `${path}: ${options.what} is not UTF-8 text: invalid byte 0x${
+      `${shown(path, options)}: ${options.what} is not UTF-8 text: invalid byte 0x${
         (bytes[bad] ?? 0).toString(16).padStart(2, "0")
       } at byte offset ${bad}`,
       { hint: "save the file as UTF-8" },
     );
   }
+}
+
+/** The path leading a message, as its location: escaped and bounded. */
+function shown(path: string, options: ReadTextOptions): string {
+  return quote(options.shownAs ?? path, { bare: true });
 }
 
 function unreadable(path: string, options: ReadTextOptions, err: unknown): InputError {
@@ -144,10 +154,16 @@ function unreadable(path: string, options: ReadTextOptions, err: unknown): Input
     ? "is a directory"
     : code === "EACCES" || code === "EPERM"
     ? "permission denied"
+    : code === "ENAMETOOLONG"
+    ? "the name is too long"
+    : code === "ENOTDIR"
+    ? "a part of the path is not a directory"
+    : code === "ELOOP"
+    ? "too many symbolic links"
     : String(code ?? (err as Error).message ?? err);
   return new InputError(
     options.unreadableCode ?? "file_unreadable",
-    `${path}: cannot read ${options.what}: ${why}`,
+    `${shown(path, options)}: cannot read ${options.what}: ${why}`,
     {
       hint: options.hint,
       cause: err,

@@ -9,6 +9,7 @@ import process from "node:process";
 import { InputError } from "../../kit/errors.ts";
 import { primeEvalArgv } from "../bridge/prime_eval.ts";
 import { evalCommand } from "./eval_command.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 const USAGE = "vf bridge prime-eval <target> [args...]";
 
@@ -20,7 +21,7 @@ export async function bridgeCommand(argv: string[]): Promise<number> {
       "usage",
       bridge === undefined
         ? "Cannot run `vf bridge`: name a bridge"
-        : `Cannot run \`vf bridge\`: unknown bridge "${bridge}"`,
+        : `Cannot run \`vf bridge\`: unknown bridge ${quote(bridge)}`,
       { hint: `Bridges: prime-eval (${USAGE})` },
     );
   }

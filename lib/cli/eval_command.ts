@@ -18,6 +18,7 @@ import { resolveRunDir } from "../run/naming.ts";
 import { missingKeyWarning } from "../config/key_warning.ts";
 import { err, out, paint } from "./output.ts";
 import { ALL_ERRORED_EXIT, everyEpisodeErrored, readRunSummary, runReport } from "./run_report.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 const RESUME_USAGE =
   "resume with `vf eval --resume <run-dir>` (or `vf eval @ <run-dir>/configs/eval.json --resume`)";
@@ -38,9 +39,13 @@ function checkFirstCause(argv: string[], cwd: string): void {
   if (parsed.help) return;
   const first = parsed.positional[0];
   if (first !== undefined && /\.(toml|json)$/i.test(first) && existsSync(resolve(cwd, first))) {
-    throw new InputError("config_file_without_at", `"${first}" is a config file, not a taskset`, {
-      hint: `put @ before a config file: vf eval @ ${first} ...`,
-    });
+    throw new InputError(
+      "config_file_without_at",
+      `${quote(first)} is a config file, not a taskset`,
+      {
+        hint: `put @ before a config file: vf eval @ ${quote(first, { bare: true })} ...`,
+      },
+    );
   }
   const resume = parsed.flags.find((f) => f.text === "--resume" || f.text.startsWith("--resume="));
   if (!resume) return;

@@ -14,6 +14,7 @@ import { normalizeId } from "../plugins/specifier.ts";
 import { initFiles, type InitParams } from "./init_templates.ts";
 import { err, out } from "./output.ts";
 import { commandHelp } from "./usage.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 const USAGE = "vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]";
 const NPM_NAME = /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
@@ -25,11 +26,11 @@ function usage(message: string, hint = `${USAGE}, e.g. vf init taskset @acme/vf-
 /** The template parameters of a kind and package name. Throws InputError when invalid. */
 export function initParams(kind: string, name: string): InitParams {
   if (!(PLUGIN_KINDS as readonly string[]).includes(kind)) {
-    throw usage(`Cannot run \`vf init\`: unknown plugin kind "${kind}"`);
+    throw usage(`Cannot run \`vf init\`: unknown plugin kind ${quote(kind)}`);
   }
   if (!NPM_NAME.test(name) || name.length > 214) {
     throw usage(
-      `Cannot run \`vf init\`: "${name}" is not a valid package name`,
+      `Cannot run \`vf init\`: ${quote(name)} is not a valid package name`,
       "Lowercase letters, digits, - . _ ~, optionally scoped: @acme/vf-mathsets",
     );
   }

@@ -10,6 +10,7 @@ import process from "node:process";
 import { importPluginModule, loadBuiltins, pickPlugin } from "../plugins/load.ts";
 import { lockPathFor, openPluginLock } from "../plugins/lock.ts";
 import { out } from "./output.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** Runs `vf plugins ...`; returns the exit code. */
 export async function pluginsCommand(argv: string[]): Promise<number> {
@@ -26,9 +27,13 @@ export async function pluginsCommand(argv: string[]): Promise<number> {
   const [kind, id, ...extra] = positional;
   if (sub === "show" && kind !== undefined && id !== undefined && extra.length === 0) {
     if (!(PLUGIN_KINDS as readonly string[]).includes(kind)) {
-      throw new InputError("plugin_kind_unknown", `Cannot show plugin: unknown kind "${kind}"`, {
-        hint: `Kinds: ${PLUGIN_KINDS.join(", ")}`,
-      });
+      throw new InputError(
+        "plugin_kind_unknown",
+        `Cannot show plugin: unknown kind ${quote(kind)}`,
+        {
+          hint: `Kinds: ${PLUGIN_KINDS.join(", ")}`,
+        },
+      );
     }
     // the same vf.lock as `vf eval` run here: honoured when present, --lock / --frozen as there
     const cwd = process.cwd();

@@ -24,6 +24,7 @@ import { errorMessage, InputError, VerifiersError } from "../../kit/errors.ts";
 import { VERSION } from "../../kit/version.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { err, out } from "./output.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** The help text of `vf run`. */
 const RUN_USAGE = `Usage: vf run <script.ts> [args...]
@@ -104,7 +105,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const script = resolve(process.cwd(), first);
   if (!existsSync(script) || !statSync(script).isFile()) {
-    throw new InputError("script_not_found", `Cannot run "${first}": no such file`, {
+    throw new InputError("script_not_found", `Cannot run ${quote(first)}: no such file`, {
       hint: "give the path of a .ts or .js script",
     });
   }

@@ -11,7 +11,6 @@ import process from "node:process";
 import { setOwn } from "../config/merge.ts";
 import { fieldInfo } from "../config/schema_walk.ts";
 import { InputError } from "../../kit/errors.ts";
-import { concatBytes } from "../../kit/util/bytes.ts";
 import type { RuntimePlugin } from "../../kit/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
 import {
@@ -26,9 +25,11 @@ import { removeOrphanWorkdirs } from "../../kit/runtime/workdirs.ts";
 import type { Runtime } from "../../kit/runtime/runtime.ts";
 import { writeStderr, writeStdout } from "../../kit/_runtime/tty.ts";
 import { err, out, paint } from "./output.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 const SANDBOXES_USAGE = "vf sandboxes list [--json] | vf sandboxes gc";
-const EXEC_USAGE = "vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>";
+const EXEC_USAGE =
+  "vf sandbox exec [-i] --runtime <type> [--runtime.<key> <value> ...] -- <command...>";
 
 /** Runs `vf sandboxes ...`; returns the exit code. */
 export async function sandboxesCommand(argv: string[]): Promise<number> {
@@ -39,9 +40,9 @@ export async function sandboxesCommand(argv: string[]): Promise<number> {
   if (sub === "gc" && rest.length === 0) return await gcCommand();
   throw new InputError(
     "usage",
-    `Cannot run \`vf sandboxes ${sub}\`: unexpected argument "${
-      rest.find((a) => a !== "--json" || sub !== "list")
-    }"`,
+    `Cannot run \`vf sandboxes ${quote(String(sub), { bare: true })}\`: unexpected argument ${
+      quote(String(rest.find((a) => a !== "--json" || sub !== "list")))
+    }`,
     { hint: SANDBOXES_USAGE },
   );
 }
@@ -169,6 +170,8 @@ export interface SandboxExecArgs {
   /** Raw `--runtime.<key>` values, keys in snake case. */
   settings: Record<string, string | true>;
   command: string[];
+  /** `-i`/`--interactive`: standard input is streamed to the command. */
+  interactive: boolean;
 }
 
 /** Parses `vf sandbox exec` arguments (after `exec`). */
@@ -177,6 +180,7 @@ export function parseSandboxExecArgs(argv: string[]): SandboxExecArgs {
   const flags = dash < 0 ? argv : argv.slice(0, dash);
   const command = dash < 0 ? [] : argv.slice(dash + 1);
   let runtime: string | null = null;
+  let interactive = false;
   const settings: Record<string, string | true> = {};
   for (let i = 0; i < flags.length; i++) {
     const tok = flags[i]!;
@@ -190,19 +194,21 @@ export function parseSandboxExecArgs(argv: string[]): SandboxExecArgs {
       i++;
       return v;
     };
-    if (name === "--runtime") {
+    if (tok === "-i" || tok === "--interactive") {
+      interactive = true;
+    } else if (name === "--runtime") {
       const v = take();
       if (v === true) throw usage("--runtime needs a runtime type");
       runtime = v;
     } else if (name.startsWith("--runtime.") && name.length > "--runtime.".length) {
       setOwn(settings, name.slice("--runtime.".length).replaceAll("-", "_"), take());
     } else {
-      throw usage(`unexpected argument "${tok}"`);
+      throw usage(`unexpected argument ${quote(tok)}`);
     }
   }
   if (!runtime) throw usage("--runtime is required");
   if (command.length === 0) throw usage("no command after `--`");
-  return { runtime, settings, command };
+  return { runtime, settings, command, interactive };
 }
 
 function usage(problem: string): InputError {
@@ -223,7 +229,7 @@ function typeSettings(
     const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (!field) {
       problems.push(
-        `unknown key --runtime.${key}; runtime "${plugin.id}" has: ${
+        `unknown key --runtime.${quote(key, { bare: true })}; runtime "${plugin.id}" has: ${
           Object.keys(shape).join(", ") || "no keys"
         }`,
       );
@@ -257,14 +263,11 @@ function typeSettings(
   return out;
 }
 
-/** What was piped into `vf sandbox exec` (none from a terminal), for the command's stdin. */
-async function pipedStdin(): Promise<Uint8Array | null> {
-  if ((process.stdin as { isTTY?: boolean }).isTTY) return null;
-  const chunks: Uint8Array[] = [];
+/** This process's standard input as it arrives (`-i`), for the command's stdin. */
+async function* ownStdin(): AsyncGenerator<Uint8Array> {
   for await (const chunk of process.stdin) {
-    chunks.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
+    yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
   }
-  return chunks.length ? concatBytes(chunks) : null;
 }
 
 /** Runs `vf sandbox ...`; returns the exit code (the command's own exit code on success). */
@@ -283,13 +286,12 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
   const runtime: Runtime = plugin.create(config, { name, log });
 
   const ctrl = new AbortController();
-  let signals = 0;
-  const onSignal = () => {
-    signals++;
-    if (signals === 1) {
-      void err("stopping: cancelling the command, then stopping the sandbox");
-      ctrl.abort(new Error("interrupted"));
-    }
+  let signalled: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled !== null) return;
+    signalled = sig;
+    void err("stopping: killing the command, then stopping the sandbox");
+    ctrl.abort(new Error("interrupted"));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -299,11 +301,15 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     await err(`starting a ${plugin.id} sandbox...`);
     await runtime.start({ signal: ctrl.signal });
     if (runtime.info.id) await err(`sandbox ${runtime.info.id} is ready`);
-    const stdin = await pipedStdin();
-    const r = await runtime.run(args.command, { signal: ctrl.signal, ...(stdin ? { stdin } : {}) });
+    const r = await runtime.run(args.command, {
+      signal: ctrl.signal,
+      ...(args.interactive ? { stdin: ownStdin() } : {}),
+    });
+    // a read of our stdin still waiting must not keep this process alive
+    if (args.interactive) process.stdin.destroy();
     writeStdout(r.stdout);
     writeStderr(r.stderr);
-    code = ctrl.signal.aborted ? 130 : r.exitCode;
+    code = signalled === null ? r.exitCode : signalled === "SIGTERM" ? 143 : 130;
   } catch (e) {
     failure = e;
   } finally {

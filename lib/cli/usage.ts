@@ -79,16 +79,21 @@ Example:
   vf sandboxes gc`,
 
   "sandbox exec":
-    `Usage: vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>
+    `Usage: vf sandbox exec [-i] --runtime <type> [--runtime.<key> <value> ...] -- <command...>
 
-Starts one sandbox of a runtime, runs one command in it (standard input is passed to the
-command), prints its output, stops the sandbox with confirmation, and exits with the
-command's exit code. Checks credentials and images before a run.
+Starts one sandbox of a runtime, runs one command in it, prints its output, stops the
+sandbox with confirmation, and exits with the command's exit code. Checks credentials and
+images before a run. SIGINT or SIGTERM kills the command and stops the sandbox.
+
+  -i, --interactive  pass standard input to the command as it arrives (as docker exec -i);
+                     without it the command's stdin is empty and vf does not read its own.
+                     A runtime whose commands take stdin whole (prime) starts the command
+                     once standard input ends.
 
 Examples:
   vf sandbox exec --runtime subprocess -- uname -a
   vf sandbox exec --runtime prime --runtime.image python:3.11-slim -- python3 -V
-  echo hello | vf sandbox exec --runtime modal -- cat`,
+  echo hello | vf sandbox exec -i --runtime subprocess -- cat`,
 
   init: `Usage: vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]
 

@@ -12,6 +12,7 @@ import { writeReport } from "../view/report.ts";
 import { RunIndex } from "../view/run_index.ts";
 import { serveRuns } from "../view/server.ts";
 import { err, out } from "./output.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** The help text of `vf view`. */
 const VIEW_USAGE = `vf view — look at runs in the browser
@@ -63,7 +64,7 @@ function parseViewArgs(argv: string[]): ViewArgs | "help" {
       const v = value();
       const port = /^\d{1,5}$/.test(v) ? Number(v) : NaN;
       if (!(port >= 0 && port <= 65535)) {
-        throw new InputError("usage", `--port must be a number from 0 to 65535, got "${v}"`);
+        throw new InputError("usage", `--port must be a number from 0 to 65535, got ${quote(v)}`);
       }
       args.port = port;
     } else if (flag === "--out") {

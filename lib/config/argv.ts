@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { quote } from "../../kit/util/quote.ts";
 
 /** One `--dotted.flag value...` occurrence. */
 export interface RawFlag {
@@ -76,12 +77,12 @@ export function tokenizeArgv(argv: readonly string[]): ParsedArgv {
       const text = eq >= 0 ? tok.slice(0, eq) : tok;
       const name = text.replace(/^--?/, "");
       if (text.startsWith("-") && !text.startsWith("--") && !SHORT_FLAGS.has(name)) {
-        out.problems.push(`unknown flag ${text}`);
+        out.problems.push(`unknown flag ${quote(text, { bare: true })}`);
         continue;
       }
       const segments = name.split(".");
       if (segments.some((s) => s === "")) {
-        out.problems.push(`malformed flag ${text}: empty path segment`);
+        out.problems.push(`malformed flag ${quote(text, { bare: true })}: empty path segment`);
         continue;
       }
       const values: string[] = [];
@@ -110,7 +111,7 @@ export function tokenizeArgv(argv: readonly string[]): ParsedArgv {
     }
     if (seenFlag) {
       out.problems.push(
-        `unexpected argument "${tok}": the taskset id goes first (vf eval <taskset> [flags])`,
+        `unexpected argument ${quote(tok)}: the taskset id goes first (vf eval <taskset> [flags])`,
       );
       continue;
     }

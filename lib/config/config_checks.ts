@@ -7,8 +7,7 @@
  * @module
  */
 import type { z } from "zod";
-import { statSync } from "node:fs";
-import { dirname, resolve as resolvePath } from "node:path";
+import { resolve as resolvePath } from "node:path";
 import type { JudgePlugin } from "../../kit/contract.ts";
 import type { ConfigIssue } from "../../kit/errors.ts";
 import { judgeRewardKey } from "./judge_key.ts";
@@ -16,6 +15,8 @@ import type { EvalConfig } from "./eval_config.ts";
 import { issueAt, type Provenance } from "./provenance.ts";
 import { childSchema, objectShape } from "./schema_walk.ts";
 import { closest } from "../../kit/util/suggest.ts";
+import { outputDirProblem } from "../../kit/util/fs_errors.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /**
  * Paths of every `__proto__` key in config data. Such a key is kept as plain data by the
@@ -44,19 +45,12 @@ export function urlProblem(text: string): string | null {
   try {
     url = new URL(text);
   } catch {
-    return `"${clip(text)}" is not a URL (expected http:// or https://...)`;
+    return `${quote(text)} is not a URL (expected http:// or https://...)`;
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return `"${clip(text)}" is not an http(s) URL (scheme ${url.protocol})`;
+    return `${quote(text)} is not an http(s) URL (scheme ${url.protocol})`;
   }
   return null;
-}
-
-/** A user value cut short for a message. */
-function clip(text: string): string {
-  const shown = text.length > 60 ? `${text.slice(0, 60)}... (${text.length} characters)` : text;
-  // deno-lint-ignore no-control-regex
-  return shown.replace(/[\x00-\x1f\x7f]/g, "?");
 }
 
 /**
@@ -66,23 +60,26 @@ function clip(text: string): string {
  */
 function nameProblem(name: string, isPath: boolean): string | null {
   // deno-lint-ignore no-control-regex
-  if (/[\x00-\x1f\x7f]/.test(name)) return `"${clip(name)}" contains a control character`;
+  if (/[\x00-\x1f\x7f]/.test(name)) return `${quote(name)} contains a control character`;
   if (!isPath) {
     if (name === "") return "a run name cannot be empty";
     if (/[/\\]/.test(name)) {
-      return `"${clip(name)}" contains a path separator; a run name is one directory name`;
+      return `${quote(name)} contains a path separator; a run name is one directory name`;
     }
     if (name === ".." || name === ".") {
-      return `"${clip(name)}" would name the output directory or its parent, not a run directory`;
+      return `${quote(name)} would name the output directory or its parent, not a run directory`;
     }
   }
   for (const part of isPath ? name.split("/") : [name]) {
     if (new TextEncoder().encode(part).length > MAX_NAME_BYTES) {
-      return `"${clip(name)}" is longer than ${MAX_NAME_BYTES} bytes`;
+      return `${quote(name)} is longer than ${MAX_NAME_BYTES} bytes`;
     }
   }
   return null;
 }
+
+/** What to do about an output directory that cannot be made or written. */
+const OUTPUT_DIR_HINT = "give -o/--output-dir a directory you can write, or a new path below one";
 
 /**
  * Refuses run names that would escape or break the output directory, an output directory
@@ -104,14 +101,14 @@ function checkPathsAndUrls(
     const why = nameProblem(dir.replace(/\\/g, "/"), true);
     if (why) problems.push(issueAt(prov, ["run", "dir"], why));
   }
-  const outDir = resolvePath(cwd, config.output_dir);
-  const blocker = nonDirectoryAncestor(outDir);
-  if (blocker !== null) {
+  const outDirProblem = outputDirProblem(resolvePath(cwd, config.output_dir));
+  if (outDirProblem !== null) {
     problems.push(
       issueAt(
         prov,
         ["output_dir"],
-        `cannot use ${outDir} as the output directory: ${blocker} is not a directory`,
+        `cannot use ${quote(config.output_dir)} as the output directory: ${outDirProblem}`,
+        OUTPUT_DIR_HINT,
       ),
     );
   }
@@ -129,20 +126,6 @@ function checkPathsAndUrls(
     }
   });
   return problems;
-}
-
-/** The nearest existing ancestor of `path` (itself included) when it is not a directory. */
-function nonDirectoryAncestor(path: string): string | null {
-  let cur = path;
-  for (;;) {
-    try {
-      return statSync(cur).isDirectory() ? null : cur;
-    } catch {
-      const up = dirname(cur);
-      if (up === cur) return null;
-      cur = up;
-    }
-  }
 }
 
 export function describeIssue(

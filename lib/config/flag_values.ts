@@ -27,6 +27,7 @@ import {
 } from "./provenance.ts";
 import { childSchema, fieldInfo, listLeaves, objectShape } from "./schema_walk.ts";
 import { closest, editDistance } from "../../kit/util/suggest.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** Longest value (all of one flag's values together) a flag takes. */
 const MAX_FLAG_VALUE_CHARS = 1024 * 1024;
@@ -58,8 +59,9 @@ export function collectIdFlags(
         : "";
       problems.push({
         path: flag,
-        message:
-          `${path} given twice with different values ("${prev.value}" by ${prev.flag}, "${value}")${extra}`,
+        message: `${path} given twice with different values (${
+          quote(prev.value)
+        } by ${prev.flag}, ${quote(value)})${extra}`,
       });
       return;
     }
@@ -132,7 +134,8 @@ function coerceFlag(
           guess = null;
         }
         problems.push(plain(
-          `unknown flag ${flag.text}` + (guess ? ` (did you mean ${guess}?)` : "") +
+          `unknown flag ${quote(flag.text, { bare: true })}` +
+            (guess ? ` (did you mean ${guess}?)` : "") +
             (!guess && path.length
               ? `; ${flagName(path)} has: ${listGroupLeaves(schema, path)}`
               : ""),
@@ -172,7 +175,7 @@ function scalar(kind: string, raw: string, flag: string, problems: ConfigIssue[]
       const v = raw.toLowerCase();
       if (["true", "1", "yes"].includes(v)) return true;
       if (["false", "0", "no"].includes(v)) return false;
-      problems.push({ path: flag, message: `expected true or false, got "${raw}"` });
+      problems.push({ path: flag, message: `expected true or false, got ${quote(raw)}` });
       return undefined;
     }
     case "int":
@@ -181,7 +184,7 @@ function scalar(kind: string, raw: string, flag: string, problems: ConfigIssue[]
       if (raw.trim() === "" || Number.isNaN(n)) {
         problems.push({
           path: flag,
-          message: `expected ${kind === "int" ? "an integer" : "a number"}, got "${raw}"`,
+          message: `expected ${kind === "int" ? "an integer" : "a number"}, got ${quote(raw)}`,
         });
         return undefined;
       }

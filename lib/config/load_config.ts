@@ -28,6 +28,7 @@ import { type ParsedArgv, tokenizeArgv } from "./argv.ts";
 import { checkRunnable, describeIssue, protoKeyPaths, urlProblem } from "./config_checks.ts";
 import { buildEvalConfigSchema, DEFAULT_BASE_URL, type EvalConfig } from "./eval_config.ts";
 import { readConfigFile } from "./files.ts";
+import { SIDECAR_HINT } from "./sidecar.ts";
 import { collectIdFlags, flagLayer, parseJson, plain } from "./flag_values.ts";
 import { openLaunchLock, pluginIssue, resolvePluggedModules } from "./launch_lock.ts";
 import { absorbPythonKeys } from "./python_compat.ts";
@@ -97,9 +98,10 @@ function readFileLayers(
   let data: unknown = base;
   let unreadFiles = 0;
   for (const layer of parsed.files) {
-    const read = readConfigFile(layer.path.startsWith("/") ? layer.path : `${cwd}/${layer.path}`);
+    const file = layer.path.startsWith("/") ? layer.path : `${cwd}/${layer.path}`;
+    const read = readConfigFile(file, layer.path);
     if (!read.ok) {
-      problems.push(plain(read.problem.replace(`${cwd}/`, "")));
+      problems.push({ path: "", message: read.problem, hint: read.hint });
       unreadFiles++;
       continue;
     }
@@ -109,12 +111,29 @@ function readFileLayers(
     recordLeaves(prov, fileData, at, label);
     data = mergeConfig(data, nest(at, fileData));
     const sidecar = at.length ? undefined : readSidecarBeside(layer.path, cwd);
-    if (sidecar && !sidecar.ok) problems.push(plain(sidecar.problem));
-    else if (sidecar) data = mergeConfig(data, sidecar.data);
+    if (sidecar && !sidecar.ok) {
+      problems.push({ path: "", message: sidecar.problem, hint: SIDECAR_HINT });
+    } else if (sidecar) data = mergeConfig(data, sidecar.data);
   }
   const absorbed = absorbPythonKeys(data as Json, (p) => where(prov, p.split(".")));
   problems.push(...absorbed.problems.map(plain));
   return { data, prov, unreadFiles, warnings: absorbed.warnings };
+}
+
+/**
+ * The error of a config's problems. When each problem has a hint of its own (a file that
+ * cannot be read, an output directory that cannot be made), their hints are the error's;
+ * otherwise the problems keep theirs and the error points to the fields.
+ */
+/** The error for config problems; `command` names the command whose --help lists the fields. */
+function configError(problems: ConfigIssue[], command: string): ConfigError {
+  const hints = problems.map((p) => p.hint);
+  if (hints.every((h) => h !== undefined)) {
+    return new ConfigError(problems.map(({ path, message }) => ({ path, message })), {
+      hint: [...new Set(hints)].join("; "),
+    });
+  }
+  return new ConfigError(problems, { hint: `run \`${command} [<taskset>] --help\` to list the fields` });
 }
 
 async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<T | undefined> {
@@ -277,12 +296,7 @@ export async function loadEvalConfig(
     }));
   }
   if (!result.success || problems.length) {
-    const command = options.validateOnly ? "vf validate-config" : "vf eval";
-    throw new ConfigError(problems, {
-      hint: files.unreadFiles === problems.length
-        ? "fix the config file (the line:column is given), then run the command again"
-        : `run \`${command} [<taskset>] --help\` to list the fields`,
-    });
+    throw configError(problems, options.validateOnly ? "vf validate-config" : "vf eval");
   }
 
   // 5. what the schema leaves open: the base URL, the runtime's wire name, locked modules

@@ -77,6 +77,9 @@ export function issueAt(
   prov: Provenance,
   path: readonly (string | number)[],
   message: string,
+  hint?: string,
 ): ConfigIssue {
-  return { path: where(prov, path), message };
+  const issue: ConfigIssue = { path: where(prov, path), message };
+  if (hint !== undefined) issue.hint = hint;
+  return issue;
 }

@@ -10,6 +10,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { isPlainObject, type Json } from "./merge.ts";
 
+/** What to do about a sidecar that cannot be read. */
+export const SIDECAR_HINT =
+  "vf eval wrote configs/verifiers-ts.json beside eval.json: restore it, " +
+  "or remove it to load eval.json alone";
+
 /** The sidecar's file name, inside a run's `configs/`. */
 const SIDECAR_FILE = "verifiers-ts.json";
 

@@ -28,6 +28,7 @@ import type { PluginLock } from "./lock.ts";
 import { entryProblem, missingDependency } from "./fetch/entry.ts";
 import { RemoteNotFound } from "./fetch/fetch_errors.ts";
 import type { FetchOptions } from "./fetch/resolve.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** Options of {@link loadPlugin}. */
 export interface LoadPluginOptions {
@@ -63,7 +64,7 @@ function lockKey(lock: PluginLock | undefined): string {
 
 /** The `where` of {@link notFound} for a path or URL that holds no module. */
 function noModuleAt(pathOrUrl: string): string {
-  return `no module was found at ${JSON.stringify(pathOrUrl)}`;
+  return `no module was found at ${quote(pathOrUrl)}`;
 }
 
 /** "not found": `where` says what was looked for ({@link noModuleAt} for a path or URL). */
@@ -72,7 +73,7 @@ function notFound(kind: PluginKind, id: string, where: string): PluginError {
   const guess = closest(id, ids);
   return new PluginError(
     "plugin_not_found",
-    `Cannot find ${kind} "${id}": no built-in has that id and ${where}` +
+    `Cannot find ${kind} ${quote(id)}: no built-in has that id and ${where}` +
       (guess ? ` (did you mean "${guess}"?)` : ""),
     {
       hint:
@@ -88,7 +89,7 @@ function notFound(kind: PluginKind, id: string, where: string): PluginError {
 function importFailed(kind: PluginKind, id: string, err: unknown): PluginError {
   return new PluginError(
     "plugin_import_failed",
-    `Cannot load ${kind} "${id}": importing it failed: ${errorMessage(err)}`,
+    `Cannot load ${kind} ${quote(id)}: importing it failed: ${errorMessage(err)}`,
     {
       hint:
         "The plugin was found; the error above is its own (a syntax error, a missing dependency " +
@@ -174,20 +175,22 @@ async function importExternal(
     if (isCompiled()) {
       throw new PluginError(
         "plugin_unsupported_specifier",
-        `Cannot load ${kind} "${id}": a single-file binary cannot import installed packages`,
+        `Cannot load ${kind} ${quote(id)}: a single-file binary cannot import installed packages`,
         { hint: `Use a path to the plugin's bundled file, or an npm:, jsr: or https: specifier` },
       );
     }
     const pkg = barePackageName(id);
     const dir = findPackageDir(pkg, cwd);
-    if (!dir) throw notFound(kind, id, `no installed package ${pkg} was found from ${cwd} upwards`);
+    if (!dir) {
+      throw notFound(kind, id, `no installed package ${quote(pkg)} was found from ${cwd} upwards`);
+    }
     const entry = packageEntry(dir, id.slice(pkg.length));
     if (!entry) {
       const problem = entryProblem(dir, id.slice(pkg.length));
       throw new PluginError(
         "plugin_package_invalid",
-        `Cannot load ${kind} "${id}": the installed package at ${dir} is broken: ` +
-          (problem ?? `it has no entry point for ${id}`),
+        `Cannot load ${kind} ${quote(id)}: the installed package at ${dir} is broken: ` +
+          (problem ?? `it has no entry point for ${quote(id)}`),
         {
           hint: problem?.includes("not in the package")
             ? "Build the package (its build output is missing) or reinstall it"
@@ -239,7 +242,7 @@ async function importFetched(
   } catch (err) {
     if (err instanceof RemoteNotFound) throw notFound(kind, id, `there is no ${err.target}`);
     if (err instanceof PluginError) {
-      throw new PluginError(err.code, `Cannot load ${kind} "${id}": ${err.message}`, {
+      throw new PluginError(err.code, `Cannot load ${kind} ${quote(id)}: ${err.message}`, {
         hint: err.hint,
         cause: err,
       });
@@ -254,9 +257,9 @@ async function importFetched(
     if (!dep) throw importFailed(kind, id, err);
     throw new PluginError(
       "plugin_import_failed",
-      `Cannot load ${kind} "${id}": its own dependency "${dep}" is missing (${fetched.resolved}): ${
-        errorMessage(err)
-      }`,
+      `Cannot load ${kind} ${
+        quote(id)
+      }: its own dependency "${dep}" is missing (${fetched.resolved}): ${errorMessage(err)}`,
       {
         hint: "verifiers-ts does not install a fetched plugin's dependencies: bundle the plugin " +
           "into one self-contained ESM file (see docs/plugins.md)",
@@ -337,7 +340,7 @@ export function pickPlugin<K extends PluginKind>(
     );
     throw new PluginError(
       "plugin_no_exports",
-      `Cannot load ${kind} "${id}": the module exports no plugin (it exports: ${
+      `Cannot load ${kind} ${quote(id)}: the module exports no plugin (it exports: ${
         names.length ? names.join(", ") : "nothing"
       })`,
       {
@@ -355,7 +358,7 @@ export function pickPlugin<K extends PluginKind>(
     const has = all.map(([p, names]) => `${p.kind} "${p.id}" (${names.join(", ")})`).join(", ");
     throw new PluginError(
       "plugin_wrong_kind",
-      `Cannot load ${kind} "${id}": the module exports no ${kind} plugin; it has ${has}`,
+      `Cannot load ${kind} ${quote(id)}: the module exports no ${kind} plugin; it has ${has}`,
       {
         hint: `Use it where a ${
           all.map(([p]) => p.kind).join(" or ")
@@ -367,7 +370,9 @@ export function pickPlugin<K extends PluginKind>(
     const list = ofKind.map(([p, names]) => `"${p.id}" (${names.join(", ")})`).join(", ");
     throw new PluginError(
       "plugin_ambiguous",
-      `Cannot load ${kind} "${id}": the module exports ${ofKind.length} ${kind} plugins: ${list}`,
+      `Cannot load ${kind} ${
+        quote(id)
+      }: the module exports ${ofKind.length} ${kind} plugins: ${list}`,
       { hint: `A module may export one plugin of each kind; split them into separate modules` },
     );
   }

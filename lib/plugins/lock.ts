@@ -20,6 +20,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type ErrorCode, errorMessage, PluginError } from "../../kit/errors.ts";
 import { writeFileAtomic } from "../../kit/util/write_atomic.ts";
 import { integrityConflict, strongestHash } from "./fetch/integrity.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** File name of the lock file. */
 export const LOCK_FILE_NAME = "vf.lock";
@@ -130,7 +131,7 @@ export class PluginLock {
       const near = this.specifiers().filter((s) => s === base || s.startsWith(`${base}@`));
       throw lockError(
         "plugin_lock_frozen",
-        `--frozen: ${this.path} has no entry for "${specifier}"` +
+        `--frozen: ${this.path} has no entry for ${quote(specifier)}` +
           (near.length ? ` (it locks ${near.map((s) => `"${s}"`).join(", ")})` : ""),
         "Run with --lock (not --frozen) to update the lock file, then commit it",
       );
@@ -149,7 +150,9 @@ export class PluginLock {
       if (integrityConflict(prev.integrity, entry.integrity) || prev.resolved !== entry.resolved) {
         throw lockError(
           "plugin_lock_mismatch",
-          `"${specifier}" resolved to ${entry.resolved} (${entry.integrity}), but ${this.path} ` +
+          `${
+            quote(specifier)
+          } resolved to ${entry.resolved} (${entry.integrity}), but ${this.path} ` +
             `locks ${prev.resolved} (${prev.integrity})`,
           "The content changed since it was locked. If that is expected, delete the entry and " +
             "run with --lock",

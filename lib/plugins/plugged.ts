@@ -21,6 +21,7 @@ import { builtinCatalog } from "./builtin_catalog.ts";
 import { importPluginModule } from "./load.ts";
 import type { PluginLock } from "./lock.ts";
 import { mayBeBuiltin, normalizeId } from "./specifier.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** The kinds of pluggable hook. */
 export type PlugKind = "reward" | "metric" | "stop";
@@ -52,7 +53,9 @@ const SCHEME_ONLY = /^(npm|jsr|file|https?|data|node)$/i;
 function mustBe(p: string): InputError {
   return new InputError(
     "plugged_fn_invalid",
-    `fn '${p}' must be \`path/to/file.ts:name\`, \`npm:pkg/sub:name\`, \`jsr:@scope/pkg:name\`, ` +
+    `fn ${
+      quote(p)
+    } must be \`path/to/file.ts:name\`, \`npm:pkg/sub:name\`, \`jsr:@scope/pkg:name\`, ` +
       `\`https://host/mod.ts:name\`, \`pkg/module:name\`, or a module path (its default export)`,
     { hint: "name the function after the module's path, separated by `:`" },
   );
@@ -103,7 +106,7 @@ export async function loadPluggedFn(
     if (err instanceof PluginError && err.code === "plugin_not_found") {
       throw new PluginError(
         "plugged_fn_not_found",
-        `fn '${p}': module '${spec.module}' not found`,
+        `fn ${quote(p)}: module ${quote(spec.module)} not found`,
         {
           hint: "give a path (relative to the working directory), a file: or https: URL, an npm: " +
             "or jsr: specifier, or an installed package",
@@ -115,7 +118,7 @@ export async function loadPluggedFn(
     const why = (e?.message ?? String(err)).replace(/^Cannot load \w+ "[^"]*": /, "");
     throw new PluginError(
       "plugged_fn_import_failed",
-      `fn '${p}': cannot import '${spec.module}': ${why}`,
+      `fn ${quote(p)}: cannot import ${quote(spec.module)}: ${why}`,
       {
         hint: e?.hint,
         cause: err,
@@ -125,10 +128,10 @@ export async function loadPluggedFn(
   const fn = exports[spec.name];
   if (typeof fn !== "function") {
     const names = Object.keys(exports).filter((k) => typeof exports[k] === "function").sort();
-    throw new InputError("plugged_fn_not_function", `fn '${p}' is not a function`, {
-      hint: `'${spec.module}' exports ${
-        fn === undefined ? "no" : "a non-function"
-      } '${spec.name}'; its functions: ${names.join(", ") || "none"}`,
+    throw new InputError("plugged_fn_not_function", `fn ${quote(p)} is not a function`, {
+      hint: `${quote(spec.module)} exports ${fn === undefined ? "no" : "a non-function"} ${
+        quote(spec.name)
+      }; its functions: ${names.join(", ") || "none"}`,
     });
   }
   return fn as (ctx: HookContext) => unknown;
@@ -147,7 +150,9 @@ function plugged<H extends Hook>(
     const fn = await loading;
     const value = await fn(ctx);
     if (kind === "stop" && typeof value !== "boolean") {
-      throw new TaskError(`stop '${name}' (fn '${p}') returned ${typeof value}, not a boolean`);
+      throw new TaskError(
+        `stop ${quote(name)} (fn ${quote(p)}) returned ${typeof value}, not a boolean`,
+      );
     }
     return value;
   }) as H["fn"];
@@ -196,7 +201,9 @@ export function applyPlugs<H extends Hook>(
     if (!hook) {
       throw new InputError(
         "plugged_hook_unknown",
-        `${kind} '${name}' plugs no \`fn\` and the task has no ${kind} named '${name}' to override`,
+        `${kind} ${quote(name)} plugs no \`fn\` and the task has no ${kind} named ${
+          quote(name)
+        } to override`,
         { hint: `the taskset's ${kind}s: ${[...out.keys()].join(", ") || "none"}` },
       );
     }

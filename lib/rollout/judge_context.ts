@@ -31,6 +31,7 @@ import type {
 import type { Message } from "../../kit/trace/types.ts";
 import type { ConfiguredJudge } from "./scoring.ts";
 import { judgeRewardKey } from "../config/judge_key.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** Run-level fallbacks for judge entries. */
 export interface JudgeFallbacks {
@@ -52,7 +53,7 @@ function readPromptFile(key: string, path: string, cwd: string): string {
   } catch (err) {
     throw new InputError(
       "judge_prompt_unreadable",
-      `judge '${key}': cannot read its prompt file "${path}": ${errorMessage(err)}`,
+      `judge '${key}': cannot read its prompt file ${quote(path)}: ${errorMessage(err)}`,
       { hint: "`prompt` names a template file (relative to the working directory)", cause: err },
     );
   }

@@ -39,7 +39,7 @@ import type { Episode } from "../../kit/trace/types.ts";
 import { configDigest, maskedSecretPaths, savedConfig } from "./config_dump.ts";
 import { absorbPythonKeys } from "../config/python_compat.ts";
 import { isPlainObject, type Json, mergeConfig } from "../config/merge.ts";
-import { readSidecarBeside } from "../config/sidecar.ts";
+import { readSidecarBeside, SIDECAR_HINT } from "../config/sidecar.ts";
 import { readLines } from "./traces_file.ts";
 
 /** Config keys a resume may change: they steer how a launch reports, not what it runs. */
@@ -80,6 +80,10 @@ function differingSavedKeys(
   return Object.keys(saved).filter((k) => differs(saved[k], now[k])).sort();
 }
 
+/** What to do about a run's configs/eval.json that cannot be read back. */
+const SAVED_CONFIG_HINT =
+  "configs/eval.json is the config vf eval wrote for the run: restore it, " +
+  "or start a new run without --resume";
 const RESUME_HINT = "resume with `vf eval @ <run-dir>/configs/eval.json --resume` " +
   "(or `vf eval --resume <run-dir>`), from the directory the run was started in";
 
@@ -113,18 +117,22 @@ export function checkResumeConfig(runDir: string, config: EvalConfig): void {
     throw new InputError(
       "resume_config_unreadable",
       `Cannot resume ${runDir}: configs/eval.json is not valid JSON (${(err as Error).message})`,
+      { hint: SAVED_CONFIG_HINT },
     );
   }
   if (typeof saved !== "object" || saved === null || Array.isArray(saved)) {
     throw new InputError(
       "resume_config_unreadable",
       `Cannot resume ${runDir}: configs/eval.json does not hold a config object`,
+      { hint: SAVED_CONFIG_HINT },
     );
   }
   absorbPythonKeys(saved as Json, (p) => p);
   const side = readSidecarBeside(path, runDir);
   if (side && !side.ok) {
-    throw new InputError("resume_config_unreadable", `Cannot resume: ${side.problem}`);
+    throw new InputError("resume_config_unreadable", `Cannot resume: ${side.problem}`, {
+      hint: SIDECAR_HINT,
+    });
   }
   const savedAll = side ? mergeConfig(saved as Json, side.data) as Record<string, unknown> : saved;
   const before = comparable(savedAll as Record<string, unknown>);

@@ -19,6 +19,8 @@ import {
 import { join, relative, resolve, sep } from "node:path";
 import { InputError } from "../../kit/errors.ts";
 import { redact } from "../../kit/secrets.ts";
+import { outputDirProblem } from "../../kit/util/fs_errors.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** True when `child` is strictly inside `parent`. */
 function isStrictlyInside(child: string, parent: string): boolean {
@@ -55,7 +57,18 @@ export function prepareRunDir(
       },
     );
   }
-  mkdirSync(runDir, { recursive: true });
+  try {
+    mkdirSync(runDir, { recursive: true });
+  } catch (err) {
+    // a dangling link or a file where the run directory goes is bad input, named as given
+    const problem = outputDirProblem(runDir);
+    if (problem === null) throw err;
+    throw new InputError(
+      "output_unwritable",
+      `cannot make the run directory ${quote(runDir)}: ${problem}`,
+      { hint: "pick another --run.name or -o/--output-dir, or remove what is in the way" },
+    );
+  }
 }
 
 /**

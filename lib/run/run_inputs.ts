@@ -20,6 +20,7 @@ import { MAX_PROMPT_FILE_BYTES, readTextFileBounded } from "../../kit/util/read_
 import { prepareRunDir } from "./run_dir.ts";
 import { checkResumeConfig } from "./resume.ts";
 import { checkBounded, countSelected, selectTasks } from "./select.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** Where a run writes (`null`: nowhere) and the base of the config's relative paths. */
 export interface RunPlace {
@@ -29,6 +30,7 @@ export interface RunPlace {
 
 function readSystemPrompt(path: string, cwd: string): string {
   return readTextFileBounded(resolve(cwd, path), {
+    shownAs: path,
     what: "env.taskset.system_prompt file",
     maxBytes: MAX_PROMPT_FILE_BYTES,
     unreadableCode: "system_prompt_unreadable",
@@ -49,7 +51,7 @@ export function emptySelection(config: EvalConfig): InputError {
   const n = config.num_tasks;
   return new InputError(
     "no_tasks",
-    `Nothing to run: taskset "${config.env.taskset.id}" yields no tasks` +
+    `Nothing to run: taskset ${quote(config.env.taskset.id)} yields no tasks` +
       (n !== null ? ` (with -n ${n})` : ""),
     { hint: "check the taskset's config (e.g. its file) and the selection flags" },
   );

@@ -7,6 +7,7 @@
  */
 import { InputError } from "../../kit/errors.ts";
 import type { TasksetView } from "../../kit/taskset_view.ts";
+import { quote } from "../../kit/util/quote.ts";
 
 /** The selection settings of a run (a subset of the eval config). */
 export interface SelectionOptions {
@@ -20,7 +21,7 @@ export function checkBounded(view: TasksetView, options: SelectionOptions): void
   if (view.infinite && options.num_tasks === null) {
     throw new InputError(
       "taskset_infinite",
-      `taskset "${view.id}" is infinite - bound the run with -n`,
+      `taskset ${quote(view.id)} is infinite - bound the run with -n`,
       { hint: "pass -n/--num-tasks N" },
     );
   }

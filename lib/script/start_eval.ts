@@ -125,7 +125,9 @@ function loadConfig(options: StartEvalOptions, cwd: string): Promise<LoadedConfi
     return loadEvalConfig(["@", options.config, ...args], { cwd, env: getAllEnv() });
   }
   if (typeof options.config !== "object" || options.config === null) {
-    throw new InputError("config_not_object", "config must be an object or a file path");
+    throw new InputError("config_not_object", "config must be an object or a file path", {
+      hint: "pass `config` a plain object of config keys, or the path of a TOML or JSON file",
+    });
   }
   let base: Record<string, unknown>;
   try {

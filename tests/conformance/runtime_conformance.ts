@@ -167,6 +167,47 @@ export function runtimeConformance(
       assert.deepEqual(await rt.run(["cat"]), { exitCode: 0, stdout: "", stderr: "" });
     });
 
+    it("run() takes a stdin stream: as it arrives where streamsStdin, else whole; EOF at its end", async () => {
+      const seen = `stdin-seen-${Date.now()}.txt`;
+      let sawFirst: boolean | null = null;
+      const rtRef = rt;
+      async function* lines(): AsyncGenerator<Uint8Array> {
+        yield new TextEncoder().encode("first\n");
+        if (rtRef.streamsStdin) {
+          // the command has the first line before the stream goes on
+          const until = Date.now() + 20_000;
+          for (;;) {
+            const probe = await rtRef.run(["cat", seen]);
+            if (probe.exitCode === 0 && probe.stdout === "first\n") break;
+            assert.ok(Date.now() < until, "the first line did not reach the command");
+            await new Promise((r) => setTimeout(r, 50));
+          }
+          sawFirst = true;
+        }
+        yield new TextEncoder().encode("second\n");
+      }
+      const script = `read a; echo "$a" > "$1"; cat; echo EOF`;
+      const r = await rt.run(["sh", "-c", script, "sh", seen], { stdin: lines() });
+      assert.deepEqual(r, { exitCode: 0, stdout: "second\nEOF\n", stderr: "" });
+      assert.equal(sawFirst, rt.streamsStdin ? true : null);
+    });
+
+    it("run() with a stdin stream that never ends: the signal still stops the command", async () => {
+      const never: AsyncIterable<Uint8Array> = {
+        [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }),
+      };
+      const ctrl = new AbortController();
+      const timer = setTimeout(() => ctrl.abort(), 500);
+      const started = Date.now();
+      try {
+        const r = await rt.run(["cat"], { stdin: never, signal: ctrl.signal });
+        assert.equal(r.exitCode, 137);
+      } finally {
+        clearTimeout(timer);
+      }
+      assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+    });
+
     it("the liveness probe used below detects a live process (control)", async () => {
       await rt.run(["bash", "-c", "sleep 30 >/dev/null 2>&1 & echo $! > control.pid"]);
       try {

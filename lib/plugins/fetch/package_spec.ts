@@ -7,6 +7,7 @@
  */
 import { PluginError } from "../../../kit/errors.ts";
 import { parseRange } from "./semver.ts";
+import { quote } from "../../../kit/util/quote.ts";
 
 /** A package specifier, ready for the registry. */
 export interface PackageSpec {
@@ -27,7 +28,7 @@ const JSR_PART = /^[a-z0-9][a-z0-9-]*$/;
 const TAG = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 function invalid(id: string, why: string, hint: string): PluginError {
-  return new PluginError("plugin_specifier_invalid", `invalid specifier "${id}": ${why}`, {
+  return new PluginError("plugin_specifier_invalid", `invalid specifier ${quote(id)}: ${why}`, {
     hint,
   });
 }
@@ -64,17 +65,17 @@ export function parsePackageSpec(id: string): PackageSpec {
     throw invalid(id, "the subpath may not contain ..", "npm:name@1/sub/path");
   }
   if (range !== "" && !isSemverRange(range) && !TAG.test(range)) {
-    throw invalid(id, `"${range}" is neither a semver range nor a dist-tag`, "npm:name@^1.2");
+    throw invalid(id, `${quote(range)} is neither a semver range nor a dist-tag`, "npm:name@^1.2");
   }
   if (source === "npm") {
     if (!NPM_NAME.test(name)) {
-      throw invalid(id, `"${name}" is not a valid npm package name`, "npm:@scope/name@^1.2");
+      throw invalid(id, `${quote(name)} is not a valid npm package name`, "npm:@scope/name@^1.2");
     }
     return { source, name, displayName: name, range: range.trim(), subpath };
   }
   const [, scope, base] = /^@([^/]+)\/([^/]+)$/.exec(name) ?? [];
   if (scope === undefined || base === undefined || !JSR_PART.test(scope) || !JSR_PART.test(base)) {
-    throw invalid(id, `"${name}" is not a JSR package name`, "jsr:@scope/name@^1.2");
+    throw invalid(id, `${quote(name)} is not a JSR package name`, "jsr:@scope/name@^1.2");
   }
   return {
     source,

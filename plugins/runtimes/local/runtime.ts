@@ -29,6 +29,7 @@ const RESTART_HINT = "Call start() first, or make a new runtime";
 /** A {@link Runtime} whose commands are subprocesses of this process. */
 export class LocalRuntime implements Runtime {
   readonly isLocal = true;
+  readonly streamsStdin = true;
   readonly timeoutS = null;
   readonly #config: LocalRuntimeConfig;
   readonly #name: string;

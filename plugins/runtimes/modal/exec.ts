@@ -1,7 +1,7 @@
 /**
  * One command in a Modal sandbox through the task command router (the provider's `exec` of
  * `kit/remote/provider.ts`): `TaskExecStart` with piped stdout and stderr, stdin written in
- * chunks then closed, both outputs read to their end, then `TaskExecWait`. Environment
+ * chunks as it arrives then closed, both outputs read to their end, then `TaskExecWait`. Environment
  * variables travel in an ephemeral secret, as the official SDK sends them. Killing a
  * command (timeout, abort) is the remote-sandbox base's process-group protocol; here an
  * abort of the request's signal cancels the router calls.
@@ -51,13 +51,16 @@ export async function execInSandbox(
     secretIds,
     runtimeDebug: false,
   }, signal);
+  // stdin is written as it arrives (a stream) or at once (bytes), then closed with EOF
   const stdin = (async () => {
-    const data = request.stdin ?? new Uint8Array(0);
+    const input = request.stdinStream ?? request.stdin ?? new Uint8Array(0);
     let offset = 0;
-    while (offset < data.byteLength) {
-      const chunk = data.subarray(offset, offset + STDIN_CHUNK);
-      await router.stdinWrite(execId, offset, chunk, false, signal);
-      offset += chunk.byteLength;
+    for await (const data of input instanceof Uint8Array ? [input] : input) {
+      for (let at = 0; at < data.byteLength; at += STDIN_CHUNK) {
+        const chunk = data.subarray(at, at + STDIN_CHUNK);
+        await router.stdinWrite(execId, offset, chunk, false, signal);
+        offset += chunk.byteLength;
+      }
     }
     await router.stdinWrite(execId, offset, new Uint8Array(0), true, signal);
   })();

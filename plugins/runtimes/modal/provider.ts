@@ -38,6 +38,8 @@ export interface ModalHandle {
 /** The provider of one {@link ModalRuntime} (`runtime.ts`). */
 export class ModalProvider implements SandboxProvider<ModalHandle> {
   readonly name = PROVIDER;
+  /** The task command router writes stdin as it arrives (`exec.ts`). */
+  readonly streamsStdin = true;
   readonly createRate: { perSecond: number | null };
   readonly #config: ModalRuntimeConfig;
   readonly #name: string;

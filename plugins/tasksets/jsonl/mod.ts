@@ -184,6 +184,7 @@ function loadJsonl(config: JsonlConfig): Promise<TaskData[]> {
 function readJsonlTasks(cfg: JsonlConfig): TaskData[] {
   const file = resolve(cwd(), cfg.path);
   const text = readTextFileBounded(file, {
+    shownAs: cfg.path,
     what: "jsonl taskset file",
     maxBytes: MAX_TASKSET_FILE_BYTES,
     unreadableCode: "taskset_file_missing",
