@@ -133,7 +133,9 @@ function configError(problems: ConfigIssue[], command: string): ConfigError {
       hint: [...new Set(hints)].join("; "),
     });
   }
-  return new ConfigError(problems, { hint: `run \`${command} [<taskset>] --help\` to list the fields` });
+  return new ConfigError(problems, {
+    hint: `run \`${command} [<taskset>] --help\` to list the fields`,
+  });
 }
 
 async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<T | undefined> {
