@@ -29,6 +29,7 @@ const USAGE = `vf ${VERSION} — run LLM evaluations and RL environments
 Usage:
   vf eval [<taskset>] [@ config.toml ...] [--dotted.flags ...]
   vf validate-config [<taskset>] [@ config.toml ...] [flags]   (check only: no model, no files)
+  vf validate [<taskset>] [--only-setup | --only-gold] [flags]   (setup + gold checks, no model)
   vf plugins list
   vf plugins show <kind> <id-or-specifier> [--lock | --frozen]   (through ./vf.lock)
   vf sandboxes list [--json] | vf sandboxes gc
@@ -112,6 +113,10 @@ export async function main(argv: string[]): Promise<number> {
     case "validate-config": {
       const { validateConfigCommand } = await import("./lib/cli/eval_command.ts");
       return await validateConfigCommand(rest);
+    }
+    case "validate": {
+      const { validateCommand } = await import("./lib/cli/validate_command.ts");
+      return await validateCommand(rest);
     }
     case "plugins": {
       const { pluginsCommand } = await import("./lib/cli/plugins_command.ts");

@@ -103,6 +103,7 @@ const COMMANDS: string[][] = [
   ["eval"],
   ["init"],
   ["validate-config"],
+  ["validate"],
   ...Object.entries(GROUPS).flatMap(([group, subs]) => Object.keys(subs).map((s) => [group, s])),
   ["view"],
   ["run"],

@@ -41,6 +41,24 @@ Examples:
   vf validate-config addition --env.taskset.digits 5
   vf validate-config ./vf-mathsets/mod.ts --env.taskset.count 3   # a plugin module`,
 
+  validate: `Usage: vf validate [<taskset>] [--only-setup | --only-gold] [@ config.toml ...] [flags]
+       vf validate --resume <run-dir>   (re-runs missing, errored and timed-out tasks)
+
+Checks a taskset without a model: for each task, a fresh runtime, the task's setup, then
+its gold \`validate\` hook (a taskset without one passes), and again setup alone.
+--only-gold runs setup + validate only, --only-setup setup only. --timeout.setup <s> bounds
+setup (default: the task's own), --timeout.total <s> the validate hook; a check past its
+timeout is cut and reported. Runtime flags as eval's under --runtime.* (--runtime.type
+docker); -n, -s, -c, -o, --run.name, --clean, --json (or --display) as in vf eval. Writes
+<output_dir>/<taskset>--validate--<id>/ with configs/validate.json, results.jsonl (one row
+per task), summary.json and logs/validate.log. Exit 0 all valid, 3 some task not valid,
+2 bad input, 130 stopped.
+
+Examples:
+  vf validate shell-basics
+  vf validate reverse-text --only-gold -n 5 --json
+  vf validate shell-basics --only-setup --timeout.setup 30 --runtime.type subprocess`,
+
   "plugins list": `Usage: vf plugins list
 
 Lists the built-in plugins: kind, id and a one-line description.
