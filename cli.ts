@@ -30,6 +30,7 @@ Usage:
   vf eval [<taskset>] [@ config.toml ...] [--dotted.flags ...]
   vf validate-config [<taskset>] [@ config.toml ...] [flags]   (check only: no model, no files)
   vf validate [<taskset>] [--only-setup | --only-gold] [flags]   (setup + gold checks, no model)
+  vf replay <run-dir> [-n <traces>] [-r <rescores>] [flags]   (re-score saved traces, no sampling)
   vf plugins list
   vf plugins show <kind> <id-or-specifier> [--lock | --frozen]   (through ./vf.lock)
   vf sandboxes list [--json] | vf sandboxes gc
@@ -117,6 +118,10 @@ export async function main(argv: string[]): Promise<number> {
     case "validate": {
       const { validateCommand } = await import("./lib/cli/validate_command.ts");
       return await validateCommand(rest);
+    }
+    case "replay": {
+      const { replayCommand } = await import("./lib/cli/replay_command.ts");
+      return await replayCommand(rest);
     }
     case "plugins": {
       const { pluginsCommand } = await import("./lib/cli/plugins_command.ts");

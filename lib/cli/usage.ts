@@ -59,6 +59,23 @@ Examples:
   vf validate reverse-text --only-gold -n 5 --json
   vf validate shell-basics --only-setup --timeout.setup 30 --runtime.type subprocess`,
 
+  replay: `Usage: vf replay <run-dir> [@ config.toml ...] [flags]
+
+Re-scores a finished run's saved traces — a vf eval run or a Python verifiers one — with
+the rewards, metrics and judges of the layered config, without sampling again. The run's
+saved config is the base; @ files and flags go over it, and --taskset.task.judges '[...]'
+replaces its judges (built-in, plugged or from a specifier). Hooks get no runtime; a
+rollout that errored is kept as it was. -n <count> re-scores the first traces only,
+-r <count> scores each trace that many times (judge variance, reported per task as mean ±
+standard deviation). Writes a new folder, outputs/<taskset>--replay/<uuid> (or -o <dir>),
+with configs/replay.json, traces.jsonl, summary.json and logs/replay.log; the source is
+never written. --dry-run writes the config only; --json prints the summary as JSON.
+
+Examples:
+  vf replay outputs/<run>
+  vf replay outputs/<run> -n 2 -r 3 --json
+  vf replay outputs/<run> --dry-run`,
+
   "plugins list": `Usage: vf plugins list
 
 Lists the built-in plugins: kind, id and a one-line description.
