@@ -31,6 +31,7 @@ Usage:
   vf validate-config [<taskset>] [@ config.toml ...] [flags]   (check only: no model, no files)
   vf validate [<taskset>] [--only-setup | --only-gold] [flags]   (setup + gold checks, no model)
   vf replay <run-dir> [-n <traces>] [-r <rescores>] [flags]   (re-score saved traces, no sampling)
+  vf debug [<taskset>] (--command <cmd> | --script-path <file>) [flags]   (setup, then one action)
   vf plugins list
   vf plugins show <kind> <id-or-specifier> [--lock | --frozen]   (through ./vf.lock)
   vf sandboxes list [--json] | vf sandboxes gc
@@ -122,6 +123,10 @@ export async function main(argv: string[]): Promise<number> {
     case "replay": {
       const { replayCommand } = await import("./lib/cli/replay_command.ts");
       return await replayCommand(rest);
+    }
+    case "debug": {
+      const { debugCommand } = await import("./lib/cli/debug_command.ts");
+      return await debugCommand(rest);
     }
     case "plugins": {
       const { pluginsCommand } = await import("./lib/cli/plugins_command.ts");

@@ -105,6 +105,7 @@ const COMMANDS: string[][] = [
   ["validate-config"],
   ["validate"],
   ["replay"],
+  ["debug"],
   ...Object.entries(GROUPS).flatMap(([group, subs]) => Object.keys(subs).map((s) => [group, s])),
   ["view"],
   ["run"],

@@ -76,6 +76,21 @@ Examples:
   vf replay outputs/<run> -n 2 -r 3 --json
   vf replay outputs/<run> --dry-run`,
 
+  debug:
+    `Usage: vf debug [<taskset>] (--command <cmd> | --script-path <file>) [@ config.toml ...] [flags]
+
+Opens each selected task's runtime as a rollout would — a fresh runtime, then the task's
+setup — and runs one action there: --command as \`sh -lc <cmd>\`, or --script-path, a host
+script uploaded to /tmp and run. Prints each task's exit code and output. --timeout.setup
+<s> bounds setup (default: the task's own), --timeout.total <s> the action. Runtime flags
+under --runtime.* (--runtime.type docker); -n, -s, -c, --json as in vf eval. Writes
+outputs/<taskset>--debug/<uuid>/ (or -o <dir>) with configs/debug.json and traces.jsonl, one
+trace per task with info.debug. Exit 0 when every action exited 0, 3 otherwise.
+
+Examples:
+  vf debug shell-basics -n 2 --command 'ls -la'
+  vf debug shell-basics -n 1 --command 'cat notes.txt; pwd' --timeout.total 30 --json`,
+
   "plugins list": `Usage: vf plugins list
 
 Lists the built-in plugins: kind, id and a one-line description.
