@@ -89,7 +89,7 @@ trace per task with info.debug. Exit 0 when every action exited 0, 3 otherwise.
 
 Examples:
   vf debug shell-basics -n 2 --command 'ls -la'
-  vf debug shell-basics -n 1 --command 'cat notes.txt; pwd' --timeout.total 30 --json`,
+  vf debug shell-basics -n 1 --command 'ls -R; pwd' --timeout.total 30 --json`,
 
   "plugins list": `Usage: vf plugins list
 
