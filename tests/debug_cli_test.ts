@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./_cli.ts";
-import { episodeProblems } from "./_python_v1.ts";
+import { episodeProblems, realPythonUnavailable, runRealPython } from "./_python_v1.ts";
 
 const LONG = { timeout: 120_000 };
 
@@ -105,6 +105,27 @@ describe("vf debug", () => {
     assert.equal(info.reason, "timeout");
     assert.equal(info.error, "debug action timed out after 1s");
     assert.equal(info.error_type, "TimeoutError");
+  });
+
+  it("Python v1's DebugConfig and episode reader read the run", LONG, async () => {
+    const why = realPythonUnavailable();
+    if (why) {
+      console.log(`# skipped the real Python v1 models check: ${why}`);
+      return;
+    }
+    const sub = mkdtempSync(join(dir, "python-"));
+    const r = await runCli(["debug", "reverse-text", "-n", "2", "--command", "true", "-o", "out"], {
+      cwd: sub,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const config = JSON.parse(readFileSync(join(sub, "out", "configs", "debug.json"), "utf8"));
+    assert.deepEqual(
+      runRealPython([
+        { kind: "debug_config", value: config },
+        { kind: "read_episodes", value: join(sub, "out") },
+      ]),
+      [{ ok: true }, { ok: true, count: 2 }],
+    );
   });
 
   it("refuses bad flags with exit 2", LONG, async () => {

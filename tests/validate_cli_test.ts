@@ -14,6 +14,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { cliArgv, runCli } from "./_cli.ts";
+import { copyRunDir, realPythonUnavailable, runRealPython } from "./_python_v1.ts";
 
 const LONG = { timeout: 120_000 };
 const KIT = pathToFileURL(join(import.meta.dirname!, "..", "mod.ts")).href;
@@ -213,6 +214,34 @@ describe("vf validate", () => {
       const again = await runCli(["validate", "--resume", runDir], { cwd: dir });
       assert.equal(again.code, 0, again.stderr);
       assert.match(again.stderr, /nothing to resume: all 10 task\(s\) are valid or invalid/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("Python v1's ValidateConfig and resume loader read the run", LONG, async () => {
+    const why = realPythonUnavailable();
+    if (why) {
+      console.log(`# skipped the real Python v1 models check: ${why}`);
+      return;
+    }
+    const dir = tempDir();
+    try {
+      const r = await runCli(["validate", "reverse-text", "-n", "3", "--run.name", "rv"], {
+        cwd: dir,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const runDir = join(dir, "outputs", "rv");
+      const keys = rows(runDir).map((row) => row.task_key as string);
+      const [config, resume] = runRealPython([
+        {
+          kind: "validate_config",
+          value: JSON.parse(readFileSync(join(runDir, "configs", "validate.json"), "utf8")),
+        },
+        { kind: "validate_resume", value: { dir: copyRunDir(runDir), keys, mode: "all" } },
+      ]);
+      assert.deepEqual(config, { ok: true });
+      assert.deepEqual(resume, { ok: true, kept: keys, owed: {} }, "Python keeps every row");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
