@@ -219,6 +219,67 @@ describe("vf validate", () => {
     }
   });
 
+  it(
+    "SIGINT stops the run with exit 130, keeping what finished; --resume does the rest",
+    LONG,
+    async () => {
+      const dir = tempDir();
+      try {
+        writeFileSync(join(dir, "slow.ts"), SLOW);
+        const marks = join(dir, "marks.txt");
+        writeFileSync(marks, "");
+        const runDir = join(dir, "outputs", "stopped");
+        const [cmd, ...args] = cliArgv([
+          "validate",
+          "./slow.ts",
+          "-c",
+          "2",
+          "--run.name",
+          "stopped",
+        ]);
+        const child = spawn(cmd, args, {
+          cwd: dir,
+          env: { ...process.env, NO_COLOR: "1", VF_TEST_MARKS: marks, VF_TEST_LAUNCH: "1" },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stderr = "";
+        child.stderr.setEncoding("utf8").on("data", (d: string) => stderr += d);
+        child.stdout.resume();
+        const closed = new Promise<string>((resolve) =>
+          child.on("close", (code, sig) => resolve(String(code ?? sig)))
+        );
+        const deadline = Date.now() + 60_000;
+        while (Date.now() < deadline) {
+          if (existsSync(join(runDir, "results.jsonl")) && rows(runDir).length >= 2) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        // process.kill, not child.kill: Deno's child.kill reports the signal, not the exit code
+        process.kill(child.pid!, "SIGINT");
+        assert.equal(await closed, "130", stderr);
+        assert.match(stderr, /SIGINT: stopping/);
+        const kept = rows(runDir);
+        assert.ok(kept.length >= 2 && kept.length < 10, `kept ${kept.length}`);
+        for (const row of kept) {
+          assert.equal(
+            row.reason,
+            "valid",
+            "a cancelled check is not recorded",
+          );
+        }
+        const summary = JSON.parse(readFileSync(join(runDir, "summary.json"), "utf8"));
+        assert.equal(summary.outcomes.missing, 10 - kept.length);
+        const r = await runCli(["validate", "--resume", runDir, "--json"], {
+          cwd: dir,
+          env: { VF_TEST_MARKS: marks, VF_TEST_LAUNCH: "2" },
+        });
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(JSON.parse(r.stdout).outcomes.valid, 10);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
   it("Python v1's ValidateConfig and resume loader read the run", LONG, async () => {
     const why = realPythonUnavailable();
     if (why) {
