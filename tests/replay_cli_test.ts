@@ -179,6 +179,43 @@ model = "judge-model"
     assert.equal(again.code, 2, "a replay folder with results is not overwritten");
   });
 
+  it("skips the rewards that need a runtime, as Python's offline scoring does", LONG, async () => {
+    const ev = await runCli(
+      [
+        "eval",
+        "shell-basics",
+        "-m",
+        "oracle",
+        "-n",
+        "2",
+        "--run.name",
+        "shell",
+        "--display",
+        "none",
+      ],
+      { cwd: dir },
+    );
+    assert.equal(ev.code, 0, ev.stderr);
+    const src = readFileSync(join(dir, "outputs", "shell", "traces.jsonl"), "utf8").trim().split(
+      "\n",
+    );
+    assert.equal(JSON.parse(src[0]!).traces[0].rewards.passed.score, 1, "the source ran it");
+    const r = await runCli(["replay", "outputs/shell", "-o", "outputs/shell-replay", "--json"], {
+      cwd: dir,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const summary = JSON.parse(r.stdout);
+    assert.deepEqual(summary.skipped_signals, ["passed"]);
+    assert.equal(summary.errored, 0);
+    const lines = readFileSync(join(dir, "outputs", "shell-replay", "traces.jsonl"), "utf8")
+      .trim().split("\n");
+    for (const line of lines) {
+      const trace = JSON.parse(line).traces[0];
+      assert.deepEqual(trace.rewards, {}, "not run, not seeded");
+      assert.deepEqual(trace.errors, []);
+    }
+  });
+
   it("refuses bad input with exit 2", LONG, async () => {
     for (
       const args of [

@@ -4,7 +4,8 @@
  * `verifiers/v1/cli/replay.py` at a60a606). Each selected trace is copied `num_rescores`
  * times, its recorded scores cleared (`rewards`, `metrics`, `extra_usage`,
  * `info.judge`), then scored by the same scoring plan `vf eval` builds; hooks get no
- * runtime. A trace whose rollout errored is written unchanged. Every result is appended
+ * runtime, and those marked `needsRuntime` are skipped (as Python skips the signals that
+ * take a runtime). A trace whose rollout errored is written unchanged. Every result is appended
  * as its own single-trace episode to the new run's `traces.jsonl` as it lands; the source
  * is only read. `summary.json` (our own file) gives, per task, the rescored rewards'
  * mean, spread and the source's reward.
@@ -65,6 +66,8 @@ export interface ReplayResult {
     scored: number;
     skipped: number;
     errored: number;
+    /** Rewards and metrics not run: they need a runtime. */
+    skipped_signals: string[];
     tasks: TaskVariance[];
   };
   cancelled: boolean;
@@ -117,6 +120,18 @@ export async function runReplay(
   const runLog = openRunLog(config, { runDir: null, err: options.err });
   const services = await startServices(loaded, inputs, outDir, runLog);
   const writer = new TracesWriter(join(outDir, "traces.jsonl"));
+  // as Python's offline Task.score: the signals that need a runtime are not run (nor seeded)
+  const all = services.plan.scoring;
+  const skippedSignals = [...all.metrics, ...all.rewards].filter((h) => h.needsRuntime)
+    .map((h) => h.name);
+  const scoring = {
+    ...all,
+    metrics: all.metrics.filter((h) => !h.needsRuntime),
+    rewards: all.rewards.filter((h) => !h.needsRuntime),
+  };
+  if (skippedSignals.length) {
+    log("info", `score: no runtime — skipped runtime-dependent signals: ${skippedSignals}`);
+  }
   const work = sourced.flatMap((s) =>
     Array.from(
       { length: options.numRescores },
@@ -200,7 +215,7 @@ export async function runReplay(
           runtime: null,
           config: inputs.tasksetConfig,
           signal,
-        }, services.plan.scoring);
+        }, scoring);
         if (signal.aborted) return null;
         trace.ok = trace.errors.length === 0;
         if (!trace.ok) {
@@ -244,6 +259,7 @@ export async function runReplay(
     scored,
     skipped,
     errored,
+    skipped_signals: skippedSignals,
     tasks: [...tasks.values()],
   };
   writeOutputAtomic(join(outDir, "summary.json"), sortedJson(summary) + "\n");

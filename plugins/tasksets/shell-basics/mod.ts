@@ -133,6 +133,6 @@ export default defineTaskset({
     return { commands: [...spec.solution], text: spec.solutionText };
   },
   rewards: {
-    passed: { fn: shellPassed },
+    passed: { fn: shellPassed, needsRuntime: true },
   },
 });
