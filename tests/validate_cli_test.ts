@@ -133,6 +133,11 @@ describe("vf validate", () => {
       assert.match(String(setup.error), /gold: setup: fixture missing: data\.csv; setup: setup:/);
       assert.match(r.stdout, /TIMEOUT task 3 \(hangs\) — gold: validate timed out after 1s/);
       assert.match(r.stdout, /1\/5 valid · 1 invalid · 2 error · 1 timeout \(all\)/);
+      assert.match(
+        r.stderr,
+        /progress 5\/5 \(100\.0%\) .* valid 0\.200 · err 0\.800/,
+        "the plain display",
+      );
 
       const gold = await runCli([
         "validate",

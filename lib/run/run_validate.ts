@@ -282,6 +282,7 @@ export async function runValidate(
       inFlight: pool.inFlight,
       elapsedS: (Date.now() - started) / 1000,
       reward: { mean: rows.length ? validCount / rows.length : null, mean_all: null },
+      rewardLabel: "valid",
       erroredTraces: 0,
       erroredEpisodes: rows.length - validCount,
       errors: [...errors.values()],
