@@ -52,7 +52,7 @@ Examples:
   vf eval npm:@acme/vf-mathsets@^1.2 -m oracle --lock   (fetched, cached, pinned in vf.lock)
 
 Exit codes: 0 ok, 1 internal error, 2 bad input, 3 too many errored episodes
-(--fail-on-error), 130 stopped by a signal. vf eval --resume <run-dir> continues a run.
+(--fail-on-error) or a check that failed (vf validate, vf debug), 130 stopped by a signal. vf eval --resume <run-dir> continues a run.
 Logs and progress go to stderr, data to stdout. NO_COLOR or --no-color turn colours off.`;
 
 /**
