@@ -30,6 +30,9 @@ const USAGE = `vf ${VERSION} — run LLM evaluations and RL environments
 Usage:
   vf eval [<taskset>] [@ config.toml ...] [--dotted.flags ...]
   vf validate-config [<taskset>] [@ config.toml ...] [flags]   (check only: no model, no files)
+  vf validate [<taskset>] [--only-setup | --only-gold] [flags]   (setup + gold checks, no model)
+  vf replay <run-dir> [-n <traces>] [-r <rescores>] [flags]   (re-score saved traces, no sampling)
+  vf debug [<taskset>] (--command <cmd> | --script-path <file>) [flags]   (setup, then one action)
   vf plugins list
   vf plugins show <kind> <id-or-specifier> [--lock | --frozen]   (through ./vf.lock)
   vf sandboxes list [--json] | vf sandboxes gc
@@ -50,7 +53,7 @@ Examples:
   vf eval npm:@acme/vf-mathsets@^1.2 -m oracle --lock   (fetched, cached, pinned in vf.lock)
 
 Exit codes: 0 ok, 1 internal error, 2 bad input, 3 too many errored episodes
-(--fail-on-error), 130 stopped by a signal. vf eval --resume <run-dir> continues a run.
+(--fail-on-error) or a check that failed (vf validate, vf debug), 130 stopped by a signal. vf eval --resume <run-dir> continues a run.
 Logs and progress go to stderr, data to stdout. NO_COLOR or --no-color turn colours off.`;
 
 /**
@@ -113,6 +116,18 @@ export async function main(argv: string[]): Promise<number> {
     case "validate-config": {
       const { validateConfigCommand } = await import("./lib/cli/eval_command.ts");
       return await validateConfigCommand(rest);
+    }
+    case "validate": {
+      const { validateCommand } = await import("./lib/cli/validate_command.ts");
+      return await validateCommand(rest);
+    }
+    case "replay": {
+      const { replayCommand } = await import("./lib/cli/replay_command.ts");
+      return await replayCommand(rest);
+    }
+    case "debug": {
+      const { debugCommand } = await import("./lib/cli/debug_command.ts");
+      return await debugCommand(rest);
     }
     case "plugins": {
       const { pluginsCommand } = await import("./lib/cli/plugins_command.ts");

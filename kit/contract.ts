@@ -90,6 +90,8 @@ export interface RewardHook<C = TasksetConfig> {
   weight?: number;
   /** Higher runs first. @default 0 */
   priority?: number;
+  /** The hook reads `ctx.runtime`: a re-score without one (`vf replay`) skips it. */
+  needsRuntime?: boolean;
 }
 
 /** A metric hook (unweighted). */
@@ -97,6 +99,8 @@ export interface MetricHook<C = TasksetConfig> {
   fn(ctx: HookContext<C>): ScoreValue | Promise<ScoreValue>;
   /** @default 0 */
   priority?: number;
+  /** The hook reads `ctx.runtime`: a re-score without one (`vf replay`) skips it. */
+  needsRuntime?: boolean;
 }
 
 /** A stop hook: checked before each model call; true stops the rollout under its name. */

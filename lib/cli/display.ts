@@ -119,7 +119,7 @@ function progressFigures(p: ProgressSnapshot) {
 export function plainLine(p: ProgressSnapshot): string {
   const f = progressFigures(p);
   return `progress ${f.count} (${f.pct}) · ${f.rate} · ETA ${f.eta} · elapsed ${f.elapsed} · ` +
-    `reward ${f.reward} · err ${f.err} · in flight ${f.inFlight}` +
+    `${p.rewardLabel ?? "reward"} ${f.reward} · err ${f.err} · in flight ${f.inFlight}` +
     (p.errors.length ? ` · errors ${p.errors.map((e) => `${e.type} ${e.count}`).join(", ")}` : "");
 }
 
@@ -158,7 +158,7 @@ export function richLines(p: ProgressSnapshot, color: boolean, width: number): s
   const bar = paint(color, "█".repeat(filled), 32) + paint(color, "░".repeat(barWidth - filled), 2);
   const lines = [
     `${bar} ${paint(color, f.count, 1)} ${f.pct} · ${f.rate} · ETA ${f.eta} · elapsed ${f.elapsed}`,
-    `reward ${paint(color, f.reward, 1)} · err ${
+    `${p.rewardLabel ?? "reward"} ${paint(color, f.reward, 1)} · err ${
       p.erroredEpisodes > 0 ? paint(color, f.err, 31) : f.err
     } · ${f.inFlight} in flight`,
   ];

@@ -41,6 +41,56 @@ Examples:
   vf validate-config addition --env.taskset.digits 5
   vf validate-config ./vf-mathsets/mod.ts --env.taskset.count 3   # a plugin module`,
 
+  validate: `Usage: vf validate [<taskset>] [--only-setup | --only-gold] [@ config.toml ...] [flags]
+       vf validate --resume <run-dir>   (re-runs missing, errored and timed-out tasks)
+
+Checks a taskset without a model: for each task, a fresh runtime, the task's setup, then
+its gold \`validate\` hook (a taskset without one passes), and again setup alone.
+--only-gold runs setup + validate only, --only-setup setup only. --timeout.setup <s> bounds
+setup (default: the task's own), --timeout.total <s> the validate hook; a check past its
+timeout is cut and reported. Runtime flags as eval's under --runtime.* (--runtime.type
+docker); -n, -s, -c, -o, --run.name, --clean, --json (or --display) as in vf eval. Writes
+<output_dir>/<taskset>--validate--<id>/ with configs/validate.json, results.jsonl (one row
+per task), summary.json and logs/validate.log. Exit 0 all valid, 3 some task not valid,
+2 bad input, 130 stopped.
+
+Examples:
+  vf validate shell-basics
+  vf validate reverse-text --only-gold -n 5 --json
+  vf validate shell-basics --only-setup --timeout.setup 30 --runtime.type subprocess`,
+
+  replay: `Usage: vf replay <run-dir> [@ config.toml ...] [flags]
+
+Re-scores a finished run's saved traces — a vf eval run or a Python verifiers one — with
+the rewards, metrics and judges of the layered config, without sampling again. The run's
+saved config is the base; @ files and flags go over it, and --taskset.task.judges '[...]'
+replaces its judges (built-in, plugged or from a specifier). Hooks get no runtime; a
+rollout that errored is kept as it was. -n <count> re-scores the first traces only,
+-r <count> scores each trace that many times (judge variance, reported per task as mean ±
+standard deviation). Writes a new folder, outputs/<taskset>--replay/<uuid> (or -o <dir>),
+with configs/replay.json, traces.jsonl, summary.json and logs/replay.log; the source is
+never written. --dry-run writes the config only; --json prints the summary as JSON.
+
+Examples:
+  vf replay outputs/<run>
+  vf replay outputs/<run> -n 2 -r 3 --json
+  vf replay outputs/<run> --dry-run`,
+
+  debug:
+    `Usage: vf debug [<taskset>] (--command <cmd> | --script-path <file>) [@ config.toml ...] [flags]
+
+Opens each selected task's runtime as a rollout would — a fresh runtime, then the task's
+setup — and runs one action there: --command as \`sh -lc <cmd>\`, or --script-path, a host
+script uploaded to /tmp and run. Prints each task's exit code and output. --timeout.setup
+<s> bounds setup (default: the task's own), --timeout.total <s> the action. Runtime flags
+under --runtime.* (--runtime.type docker); -n, -s, -c, --json as in vf eval. Writes
+outputs/<taskset>--debug/<uuid>/ (or -o <dir>) with configs/debug.json and traces.jsonl, one
+trace per task with info.debug. Exit 0 when every action exited 0, 3 otherwise.
+
+Examples:
+  vf debug shell-basics -n 2 --command 'ls -la'
+  vf debug shell-basics -n 1 --command 'ls -R; pwd' --timeout.total 30 --json`,
+
   "plugins list": `Usage: vf plugins list
 
 Lists the built-in plugins: kind, id and a one-line description.

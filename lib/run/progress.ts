@@ -18,6 +18,8 @@ export interface ProgressSnapshot {
   /** Seconds since this launch started. */
   elapsedS: number;
   reward: { mean: number | null; mean_all: number | null };
+  /** What `reward` stands for on the display (`vf validate`: the valid share). @default "reward" */
+  rewardLabel?: string;
   erroredTraces: number;
   erroredEpisodes: number;
   errors: { type: string; count: number; last: string }[];

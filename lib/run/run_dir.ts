@@ -32,7 +32,7 @@ function isStrictlyInside(child: string, parent: string): boolean {
 export function prepareRunDir(
   runDir: string,
   outputDir: string,
-  options: { clean: boolean; resume: boolean },
+  options: { clean: boolean; resume: boolean; resultsFile?: string },
 ): void {
   if (options.clean && !options.resume && existsSync(runDir)) {
     if (!isStrictlyInside(runDir, outputDir)) {
@@ -46,7 +46,7 @@ export function prepareRunDir(
     }
     rmSync(runDir, { recursive: true, force: true });
   }
-  const traces = join(runDir, "traces.jsonl");
+  const traces = join(runDir, options.resultsFile ?? "traces.jsonl");
   if (!options.resume && existsSync(traces) && statSync(traces).size > 0) {
     throw new InputError(
       "run_dir_has_results",

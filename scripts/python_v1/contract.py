@@ -13,8 +13,10 @@ bare git mirror, read at `--commit`) and
                                (`verifiers/v1/cli/output.py`: `write_config`, `write_episode`);
   validate <repo>              reads `{"kind": ..., "value": ...}` lines on stdin and answers
                                one JSON line each: `WireEpisode` / `WireTrace` /
-                               `EvalConfig.model_validate`, `task_key`, `read_episodes` and the resume
-                               loader `verifiers/v1/cli/eval/resume.py:load` on a run dir.
+                               `EvalConfig.model_validate`, `task_key`, `read_episodes`, the resume
+                               loader `verifiers/v1/cli/eval/resume.py:load` on a run dir, the
+                               `ValidateConfig`/`ReplayConfig`/`DebugConfig` models and
+                               `verifiers/v1/cli/validate.py:load_results`.
 
 Only pydantic 2 (and numpy, when present) are real third-party packages here. Every other
 third-party import of the upstream tree (openai, httpx, renderers, prime_sandboxes, ...) is
@@ -385,6 +387,21 @@ def _validate_one(kind: str, value):
     if kind == "eval_config":
         EvalConfig.model_validate(value)
         return {"ok": True}
+    if kind in ("validate_config", "replay_config", "debug_config"):
+        # the saved configs of `vf validate` / `vf replay` / `vf debug` (configs/<cli>.json)
+        from verifiers.v1.configs.cli.debug import DebugConfig
+        from verifiers.v1.configs.cli.replay import ReplayConfig
+        from verifiers.v1.configs.cli.validate import ValidateConfig
+
+        model = {"validate_config": ValidateConfig, "replay_config": ReplayConfig, "debug_config": DebugConfig}[kind]
+        model.model_validate(value)
+        return {"ok": True}
+    if kind == "validate_resume":
+        # value: {"dir": validate run dir (a copy: load rewrites results.jsonl), "keys": [...], "mode": m}
+        from verifiers.v1.cli.validate import load_results
+
+        rows, owed = load_results(Path(value["dir"]), value["keys"], value["mode"])
+        return {"ok": True, "kept": [r["task_key"] for r in rows], "owed": owed}
     if kind == "task_key":
         return {"ok": True, "key": task_key(value)}
     if kind == "line_task_key":

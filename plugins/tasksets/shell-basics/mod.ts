@@ -66,20 +66,46 @@ async function setupShellTask(ctx: HookContext): Promise<void> {
   }
 }
 
+/** True when the runtime's state passes the task's check and expected files. */
+async function stateMatches(spec: ShellTask, runtime: Runtime, signal: AbortSignal) {
+  if (spec.check && (await bash(runtime, spec.check, signal)).exitCode !== 0) return false;
+  const decoder = new TextDecoder();
+  for (const [path, want] of Object.entries(spec.expect ?? {})) {
+    const quoted = `'${path.replaceAll("'", "'\\''")}'`;
+    if ((await bash(runtime, `test -f ${quoted}`, signal)).exitCode !== 0) return false;
+    const got = decoder.decode(await runtime.read(path));
+    if (got !== want && got + "\n" !== want) return false;
+  }
+  return true;
+}
+
 /** The `passed` reward: 1 when the check passes in the runtime (and the reply has the answer). */
 async function shellPassed(ctx: HookContext): Promise<number> {
   const spec = shellTask(ctx.task);
   const runtime = needRuntime(ctx, "reward 'passed'");
   if (spec.answer !== undefined && !replyMentions(lastReply(ctx.trace), spec.answer)) return 0;
-  if (spec.check && (await bash(runtime, spec.check, ctx.signal)).exitCode !== 0) return 0;
-  const decoder = new TextDecoder();
-  for (const [path, want] of Object.entries(spec.expect ?? {})) {
-    const quoted = `'${path.replaceAll("'", "'\\''")}'`;
-    if ((await bash(runtime, `test -f ${quoted}`, ctx.signal)).exitCode !== 0) return 0;
-    const got = decoder.decode(await runtime.read(path));
-    if (got !== want && got + "\n" !== want) return 0;
+  return (await stateMatches(spec, runtime, ctx.signal)) ? 1 : 0;
+}
+
+/**
+ * The gold check (`vf validate`): after setup, the reference solution's commands, then the
+ * task's check; a solution command that fails is a TaskError carrying its output, and the
+ * reference reply must mention the answer.
+ */
+async function shellGold(ctx: HookContext): Promise<boolean> {
+  const spec = shellTask(ctx.task);
+  const runtime = needRuntime(ctx, "validate");
+  for (const command of spec.solution) {
+    const r = await bash(runtime, command, ctx.signal);
+    if (r.exitCode !== 0) {
+      throw new TaskError(
+        `shell-basics: solution command of '${spec.name}' exited ${r.exitCode}: ` +
+          (r.stderr || r.stdout).slice(-500),
+      );
+    }
   }
-  return 1;
+  if (spec.answer !== undefined && !replyMentions(spec.solutionText, spec.answer)) return false;
+  return await stateMatches(spec, runtime, ctx.signal);
 }
 
 /** The `shell-basics` taskset plugin. */
@@ -101,11 +127,12 @@ export default defineTaskset({
     }),
   key: (task) => `shell-basics:${String(task.name)}`,
   setup: setupShellTask,
+  validate: shellGold,
   solution(task) {
     const spec = shellTask(task);
     return { commands: [...spec.solution], text: spec.solutionText };
   },
   rewards: {
-    passed: { fn: shellPassed },
+    passed: { fn: shellPassed, needsRuntime: true },
   },
 });
