@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import type { Message, ToolSpec } from "../../kit/trace/types.ts";
 import type { Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
 import { findRoute } from "../../kit/wire/dialect.ts";
+import { SseSplitter } from "../../kit/wire/sse.ts";
 import { readStream, servedConformance } from "./dialect_served.ts";
 
 /** Hand-written samples of a dialect's wire format and what they mean. */
@@ -35,6 +36,8 @@ export interface DialectSamples {
   error: { text: string; message: string };
   /** A provider's message saying the prompt is too long. */
   contextLengthMessage: string;
+  /** A provider's error event in a stream (the raw event text) and the message it carries. */
+  streamError: { text: string; message: string };
   /** Bodies that are not requests of this dialect. */
   invalidRequests: unknown[];
   /** The tools the request offers, as `trace.tools` records them. */
@@ -109,6 +112,14 @@ export function dialectConformance(name: string, dialect: Dialect, samples: Dial
     it("says a stream is broken when an event is malformed", () => {
       const kinds = readStream(dialect.streamReader(true), "data: {not json\n\n");
       assert.deepEqual(kinds, ["malformed"]);
+    });
+
+    it("reads a provider's error event as the call's error", () => {
+      const reader = dialect.streamReader(true);
+      const splitter = new SseSplitter();
+      const verdicts = [...splitter.push(samples.streamError.text), ...splitter.end()]
+        .map((e) => reader.read(e));
+      assert.deepEqual(verdicts.at(-1), { kind: "error", message: samples.streamError.message });
     });
 
     it("renders answers that read back the same, as JSON and as a stream", () => {
