@@ -16,6 +16,7 @@ export interface RequestProblem {
 /** Top-level parameters of `POST /v1/responses`; any other is refused. */
 const PARAMETERS = new Set([
   "background",
+  "client_metadata",
   "conversation",
   "include",
   "input",
@@ -43,6 +44,23 @@ const PARAMETERS = new Set([
   "truncation",
   "user",
 ]);
+
+/** The tool types the API takes (function and custom tools need a name). */
+const TOOL_TYPES: readonly RegExp[] = [
+  /^function$/,
+  /^custom$/,
+  /^local_shell$/,
+  /^shell$/,
+  /^apply_patch$/,
+  /^file_search$/,
+  /^web_search(_preview)?(_\d{4}_\d{2}_\d{2})?$/,
+  /^computer_use_preview$/,
+  /^code_interpreter$/,
+  /^image_generation$/,
+  /^mcp$/,
+  /^namespace$/,
+  /^tool_search$/,
+];
 
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
 const ROLES = ["user", "assistant", "system", "developer"];
@@ -169,10 +187,19 @@ export function checkRequest(body: Record<string, unknown>): RequestProblem | nu
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return problem("Invalid type for 'tools'.", "tools");
     for (const [i, tool] of body.tools.entries()) {
-      if (!isObject(tool) || tool.type !== "function" || typeof tool.name !== "string") {
+      const type = isObject(tool) ? tool.type : undefined;
+      if (typeof type !== "string" || !TOOL_TYPES.some((t) => t.test(type))) {
+        return problem(`Invalid value: '${String(type)}'.`, `tools[${i}].type`, "invalid_value");
+      }
+      const named = type === "function" || type === "custom";
+      if (named && typeof (tool as Record<string, unknown>).name !== "string") {
         return problem(`Missing required parameter: 'tools[${i}].name'.`, `tools[${i}].name`);
       }
-      if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
+      const parameters = (tool as Record<string, unknown>).parameters;
+      if (
+        type === "function" && parameters !== undefined && parameters !== null &&
+        !isObject(parameters)
+      ) {
         return problem(`Invalid type for 'tools[${i}].parameters'.`, `tools[${i}].parameters`);
       }
     }
