@@ -10,7 +10,7 @@
 import { isRecord } from "../../../kit/util/is_record.ts";
 import { errorMessageOf, openAIErrorBody } from "../../../kit/wire/chat.ts";
 import type { Dialect, DialectRequest, UpstreamCall } from "../../../kit/wire/dialect.ts";
-import { isContextLengthError } from "../chat/codec.ts";
+import { isContextLengthError } from "../context_length.ts";
 import { renderResponsesBody, renderResponsesStream } from "./render.ts";
 import {
   applyResponsesOverrides,
