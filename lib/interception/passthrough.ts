@@ -13,7 +13,8 @@ import { isRecord } from "../../kit/util/is_record.ts";
 import { redact } from "../../kit/secrets.ts";
 import type { Dialect } from "../../kit/wire/dialect.ts";
 import { sendJson, type WireReply, type WireRequest } from "../../kit/wire/http.ts";
-import { drain, MAX_BODY_BYTES, sendError, type ServerContext } from "./call.ts";
+import { MAX_BODY_BYTES, sendError, type ServerContext } from "./call.ts";
+import { drain } from "./relay.ts";
 import { relayHeaders, upstreamHeaders } from "./headers.ts";
 import type { Session } from "./session.ts";
 
