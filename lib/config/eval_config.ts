@@ -68,10 +68,12 @@ export const PROVIDER_DIALECTS = ["chat", "responses", "anthropic"] as const;
 /** The run's model client. */
 const ClientConfig = z.strictObject({
   ...clientFields,
-  dialects: z.array(z.enum(PROVIDER_DIALECTS)).min(
-    1,
-    "name at least one dialect the provider serves",
-  )
+  dialects: z.array(z.enum(PROVIDER_DIALECTS, {
+    error: (issue) =>
+      `unknown dialect ${JSON.stringify(issue.input)} (a provider serves ${
+        PROVIDER_DIALECTS.join(", ")
+      })`,
+  })).min(1, "name at least one dialect the provider serves")
     .default([...PROVIDER_DIALECTS]).describe(
       "Model APIs the provider serves (chat, responses, anthropic); a program's other calls are translated",
     ),
