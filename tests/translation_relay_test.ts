@@ -118,6 +118,28 @@ describe("translated calls through the interception server", () => {
     assert.equal(at(trace.calls, 0).finish_reason, "stop");
   });
 
+  it("a provider's error mid-stream ends the program's stream with its dialect's error event", async () => {
+    reply = () => ({ content: "half an answer", streamError: "generation failed on the GPU" });
+    const { trace, session } = open();
+    const res = await post(`${server.url}/v1/responses`, session.secret, {
+      model: "gpt",
+      input: "go",
+      stream: true,
+    });
+    assert.equal(res.status, 200);
+    const splitter = new SseSplitter();
+    const events = [...splitter.push(new Uint8Array(await res.arrayBuffer())), ...splitter.end()];
+    const types = events.map((e) => e.event);
+    assert.equal(types[0], "response.created");
+    assert.ok(types.includes("response.output_text.delta"), types.join());
+    assert.equal(types.at(-1), "error");
+    assert.equal(JSON.parse(events.at(-1)!.data!).message, "generation failed on the GPU");
+    assert.ok(!types.includes("response.completed"), "a failed answer passed for a complete one");
+    assert.match(at(trace.calls, 0).error?.message ?? "", /generation failed on the GPU/);
+    assert.equal(at(trace.calls, 0).node, null);
+    assert.ok(session.providerError);
+  });
+
   it("words the provider's error in the program's error body, with its status", async () => {
     reply = () => ({ status: 503, error: "the chat server is overloaded" });
     const { trace, session } = open();

@@ -58,6 +58,11 @@ export interface FakeReply {
   error?: string | { message: string; type?: string; code?: string | null };
   /** Streaming only: after the first delta is flushed, wait for this before the rest. */
   pauseAfterFirstChunk?: Promise<unknown>;
+  /**
+   * Streaming only: after the deltas, an error chunk with this message in place of the
+   * finish chunk (then `data: [DONE]`), as vLLM reports a generation failing mid-stream.
+   */
+  streamError?: string;
 }
 
 /** A validated request the script saw. */
@@ -498,6 +503,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       if (reply.pauseAfterFirstChunk && i === Math.min(1, deltas.length - 1)) {
         await reply.pauseAfterFirstChunk;
       }
+    }
+    if (reply.streamError !== undefined) {
+      const error = { message: reply.streamError, type: "server_error", param: null, code: null };
+      res.end(`data: ${JSON.stringify({ error })}\n\ndata: [DONE]\n\n`);
+      return;
     }
     chunk({}, finish);
     if (includeUsage) {
