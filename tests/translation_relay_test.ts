@@ -207,6 +207,22 @@ describe("translated calls through the interception server", () => {
     assert.equal(fake.requests.length, before, "a refused request reached the provider");
   });
 
+  it("refuses count_tokens, which has nowhere to go, with a 404 in Anthropic's body", async () => {
+    const { trace, session } = open();
+    const before = fake.requests.length;
+    const res = await post(`${server.url}/v1/messages/count_tokens`, session.secret, {
+      model: "claude",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    assert.equal(res.status, 404);
+    const body = await res.json();
+    assert.equal(body.type, "error");
+    assert.equal(body.error.type, "not_found_error");
+    assert.match(body.error.message, /count_tokens is not served: .*serves only openai-chat/);
+    assert.equal(fake.requests.length, before);
+    assert.equal(trace.calls.length, 0);
+  });
+
   it("refuses a chat program when the provider serves only a dialect it cannot reach", async () => {
     const only = await startInterceptionServer({ providerDialects: [anthropic] });
     try {
