@@ -4,9 +4,10 @@
  * (never produced by the dialect under test): a program's requests, a provider's JSON and
  * streamed answers and an error body, with what each means in the trace's terms. The suite
  * checks the dialect reads them, that what it renders reads back the same, and
- * (dialect_served.ts) that the interception server serving it records the calls as the
- * trace expects, refuses and fails in the dialect's error bodies, and that the oracle
- * answers in it. tests/dialect_conformance_test.ts runs it for every dialect served.
+ * (dialect_served.ts, dialect_oracle.ts) that the interception server serving it records
+ * the calls as the trace expects, refuses and fails in the dialect's error bodies, and
+ * that the oracle answers in it. tests/dialect_conformance_test.ts runs it for every
+ * dialect served.
  *
  * @module
  */
@@ -16,6 +17,7 @@ import type { Message, ToolSpec } from "../../kit/trace/types.ts";
 import type { AnswerDelta, Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
 import { findRoute } from "../../kit/wire/dialect.ts";
 import { SseSplitter } from "../../kit/wire/sse.ts";
+import { oracleConformance } from "./dialect_oracle.ts";
 import { readStream, servedConformance } from "./dialect_served.ts";
 
 /** Hand-written samples of a dialect's wire format and what they mean. */
@@ -229,5 +231,6 @@ export function dialectConformance(name: string, dialect: Dialect, samples: Dial
     });
 
     servedConformance(dialect, samples, callRoute!);
+    oracleConformance(dialect, samples, callRoute!);
   });
 }

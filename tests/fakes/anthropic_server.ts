@@ -9,7 +9,7 @@
  * `stream`, `temperature`/`top_p` outside [0, 1], a client tool without `input_schema`.
  *
  * ```ts
- * const fake = await startFakeAnthropic({ apiKey: "sk-ant-x", script: (body, i) => ({ text: "hi" }) });
+ * const fake = await startFakeAnthropic({ apiKey: "sk-ant-x", script: () => ({ text: "hi" }) });
  * // fake.url is the root (no /v1); fake.requests holds each validated request
  * ```
  *
@@ -40,7 +40,7 @@ export interface AnthropicReply {
   error?: { status: number; type: string; message: string };
   /** Close the connection without an answer. */
   drop?: boolean;
-  /** Streams only: an `error` event after `message_start`, then the end (as an overload mid-stream). */
+  /** Streams only: an `error` event after `message_start`, then the end (overloaded mid-stream). */
   streamError?: { type: string; message: string };
 }
 

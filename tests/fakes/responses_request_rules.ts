@@ -62,6 +62,21 @@ const TOOL_TYPES: readonly RegExp[] = [
   /^tool_search$/,
 ];
 
+/** The parameters of `POST /v1/responses/input_tokens`. */
+export const COUNT_PARAMETERS: ReadonlySet<string> = new Set([
+  "conversation",
+  "input",
+  "instructions",
+  "model",
+  "parallel_tool_calls",
+  "previous_response_id",
+  "reasoning",
+  "text",
+  "tool_choice",
+  "tools",
+  "truncation",
+]);
+
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
 const ROLES = ["user", "assistant", "system", "developer"];
 
@@ -126,14 +141,16 @@ function checkRange(
   if (typeof v !== "number") return problem(`Invalid type for '${key}': expected a number.`, key);
   if (v < min) {
     return problem(
-      `Invalid '${key}': decimal below minimum value. Expected a value >= ${min}, but got ${v} instead.`,
+      `Invalid '${key}': decimal below minimum value. ` +
+        `Expected a value >= ${min}, but got ${v} instead.`,
       key,
       "decimal_below_min_value",
     );
   }
   if (v > max) {
     return problem(
-      `Invalid '${key}': decimal above maximum value. Expected a value <= ${max}, but got ${v} instead.`,
+      `Invalid '${key}': decimal above maximum value. ` +
+        `Expected a value <= ${max}, but got ${v} instead.`,
       key,
       "decimal_above_max_value",
     );
@@ -142,9 +159,12 @@ function checkRange(
 }
 
 /** The first thing the API would refuse in `body`, or null. */
-export function checkRequest(body: Record<string, unknown>): RequestProblem | null {
+export function checkRequest(
+  body: Record<string, unknown>,
+  parameters: ReadonlySet<string> = PARAMETERS,
+): RequestProblem | null {
   for (const key of Object.keys(body)) {
-    if (!PARAMETERS.has(key)) {
+    if (!parameters.has(key)) {
       return problem(`Unknown parameter: '${key}'.`, key, "unknown_parameter");
     }
   }
@@ -176,7 +196,8 @@ export function checkRequest(body: Record<string, unknown>): RequestProblem | nu
     }
     if ((cap as number) < 16) {
       return problem(
-        `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${cap} instead.`,
+        "Invalid 'max_output_tokens': integer below minimum value. " +
+          `Expected a value >= 16, but got ${cap} instead.`,
         "max_output_tokens",
         "integer_below_min_value",
       );
