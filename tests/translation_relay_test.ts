@@ -207,7 +207,7 @@ describe("translated calls through the interception server", () => {
     assert.equal(fake.requests.length, before, "a refused request reached the provider");
   });
 
-  it("refuses count_tokens, which has nowhere to go, with a 404 in Anthropic's body", async () => {
+  it("refuses side requests, which have nowhere to go, with a 404 in the dialect's body", async () => {
     const { trace, session } = open();
     const before = fake.requests.length;
     const res = await post(`${server.url}/v1/messages/count_tokens`, session.secret, {
@@ -219,6 +219,12 @@ describe("translated calls through the interception server", () => {
     assert.equal(body.type, "error");
     assert.equal(body.error.type, "not_found_error");
     assert.match(body.error.message, /count_tokens is not served: .*serves only openai-chat/);
+    const counted = await post(`${server.url}/v1/responses/input_tokens`, session.secret, {
+      model: "gpt",
+      input: "hi",
+    });
+    assert.equal(counted.status, 404);
+    assert.match((await counted.json()).error.message, /input_tokens is not served/);
     assert.equal(fake.requests.length, before);
     assert.equal(trace.calls.length, 0);
   });
