@@ -188,6 +188,15 @@ describe("translated calls through the interception server", () => {
         },
         /MCP servers/,
       ],
+      [
+        "/v1/messages",
+        {
+          model: "m",
+          max_tokens: 8,
+          messages: [{ role: "user", content: "x" }, { role: "assistant", content: "{" }],
+        },
+        /prefilled assistant turn/,
+      ],
     ];
     const before = fake.requests.length;
     for (const [path, body, why] of cases) {

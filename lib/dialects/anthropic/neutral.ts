@@ -4,7 +4,8 @@
  * reads it, the client tools, and the settings (`stop_sequences` as `stop`, `tool_choice`
  * `any` as `required`, `disable_parallel_tool_use`, `metadata.user_id` as the user,
  * `output_config.effort` as the reasoning effort). What only Anthropic's side can run —
- * server tools and Anthropic-defined tools, MCP servers, a container, documents, files —
+ * server tools and Anthropic-defined tools, MCP servers, a container, documents, files, a
+ * prefilled assistant turn —
  * is named, so the call is refused rather than sent without it. `thinking` budgets and
  * `cache_control` marks are hints a chat server has no words for and are not sent.
  *
@@ -66,6 +67,11 @@ function requestProblem(body: Record<string, unknown>): string | null {
     }
   }
   const messages = Array.isArray(body.messages) ? body.messages : [];
+  const last = messages.at(-1);
+  if (isRecord(last) && last.role === "assistant") {
+    // chat completions answers a conversation; it does not continue the model's own turn
+    return "a prefilled assistant turn (the last message is the assistant's)";
+  }
   for (const [i, message] of messages.entries()) {
     if (!isRecord(message) || !Array.isArray(message.content)) continue;
     for (const block of message.content) {
