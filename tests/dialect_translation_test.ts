@@ -9,7 +9,8 @@
  * requests carrying the tool results; the trace records the program's calls; Python v1
  * loads every trace line. A request that cannot be translated (an Anthropic server tool,
  * an image in a tool result, a Responses built-in tool) gets its dialect's 400 error body
- * and fails the episode, with nothing sent upstream.
+ * and fails the episode, with nothing sent upstream. With `-m oracle` the same programs are
+ * answered through chat completions with no provider at all.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -105,6 +106,12 @@ if (mode === "anthropic-json") {
     if (e.type === "response.completed") completed = e.response;
   }
   Object.assign(out, { first, types, text, completed });
+} else if (mode === "oracle") {
+  const json = await anthropic.messages.create({ model, max_tokens: 64, messages: [user] });
+  const streamed = await anthropic.messages.stream({ model, max_tokens: 64,
+    messages: [user, { role: "assistant", content: json.content }, { role: "user", content: "Again." }] }).finalMessage();
+  const response = await openai.responses.create({ model, input: mode });
+  Object.assign(out, { json, streamed, text: response.output_text });
 } else if (mode === "responses-web-search") {
   out.refused = await refused(() => openai.responses.create({ model, input: mode,
     tools: [...fnTools, { type: "web_search" }] }));
@@ -397,5 +404,50 @@ describe("programs speaking Anthropic Messages and OpenAI Responses to a chat-on
       assert.ok(!readFileSync(file, "utf8").includes(KEY), `the provider key is in ${file}`);
     }
     assertRealPythonLoadsEpisodes(traceLines(runDir));
+  });
+});
+
+describe("translated calls answered by the oracle (no provider at all)", () => {
+  it("answers Messages and Responses programs through chat completions", async () => {
+    const root = mkdtempSync(join(tmpdir(), "vf-translate-oracle-"));
+    try {
+      writeFileSync(join(root, "agent.mjs"), AGENT);
+      writeFileSync(join(root, "tasks.jsonl"), JSON.stringify({ prompt: "oracle", answer: "42" }));
+      const out = await run([
+        "jsonl",
+        "--env.taskset.path",
+        join(root, "tasks.jsonl"),
+        "--env.agent.harness.id",
+        "command",
+        "--env.agent.harness.command",
+        JSON.stringify(["node", join(root, "agent.mjs")]),
+        "-m",
+        "oracle",
+        "--client.dialects",
+        '["chat"]',
+        "-o",
+        root,
+      ], root);
+      const lines = traceLines(out.runDir);
+      const trace = at((JSON.parse(at(lines, 0)) as Episode).traces, 0);
+      assert.equal(trace.ok, true, JSON.stringify(trace.errors));
+      const output = trace.info.agent_output as { stdout: string; stderr: string };
+      const answer = JSON.parse(output.stdout);
+      assert.deepEqual(answer.json.content, [{ type: "text", text: "42" }], output.stderr);
+      assert.equal(answer.json.stop_reason, "end_turn");
+      // rendered by the translation (the oracle's own Messages answers say "oracle" in their id)
+      assert.match(answer.json.id, /^anthropic-[0-9a-f]{24}$/);
+      assert.match(answer.streamed.id, /^anthropic-[0-9a-f]{24}$/);
+      assert.equal(answer.streamed.content[0].text, "42");
+      assert.equal(answer.text, "42");
+      assert.deepEqual(trace.calls.map((c) => [c.endpoint, c.finish_reason, c.error]), [
+        ["/v1/messages", "stop", null],
+        ["/v1/messages", "stop", null],
+        ["/responses", "stop", null],
+      ]);
+      assertRealPythonLoadsEpisodes(lines);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
