@@ -168,6 +168,18 @@ const CASES: Case[] = [
     expect: /--client\.base-url: "ftp:\/\/host\/v1" is not an http\(s\) URL/,
   },
   {
+    name: "--client.dialects naming an unknown dialect",
+    args: () => [...DRY, "--client.dialects", '["chat", "vertex"]'],
+    expect:
+      /--client\.dialects: unknown dialect "vertex" \(a provider serves chat, responses, anthropic\)/,
+  },
+  {
+    name: "client.dialects empty in a config file",
+    files: { "dialects.toml": "[client]\ndialects = []\n" },
+    args: () => ["eval", "echo", "@", "dialects.toml", "-m", "oracle", "--dry-run"],
+    expect: /dialects\.toml: client\.dialects: name at least one dialect the provider serves/,
+  },
+  {
     name: "a judge base_url that is not a URL",
     files: {
       "judge.toml": '[[env.taskset.task.judges]]\nid = "match"\nbase_url = "nope"\n',

@@ -109,6 +109,65 @@ export interface RenderMeta {
   includeUsage?: boolean;
 }
 
+/**
+ * Call settings of a translated request, named as the trace records them (chat completions'
+ * names); each dialect says them in its own words.
+ */
+export interface NeutralSettings {
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stop?: string[];
+  seed?: number;
+  reasoning_effort?: string;
+  /** Whether and which tool the model must call. */
+  tool_choice?: "auto" | "none" | "required" | { name: string };
+  parallel_tool_calls?: boolean;
+  /** Structured output: a JSON schema (`name`, `schema`, `strict`), or any JSON object. */
+  response_format?: { type: "json_object" } | {
+    type: "json_schema";
+    name: string;
+    schema: Record<string, unknown>;
+    strict: boolean | null;
+  };
+  /** The end user the program names. */
+  user?: string;
+}
+
+/**
+ * A program's request in the trace's terms, for a provider that does not serve the
+ * program's dialect: the conversation, the tools (function tools only), whether it
+ * streams, and its settings.
+ */
+export interface NeutralRequest {
+  messages: Message[];
+  tools: ToolSpec[] | null;
+  stream: boolean;
+  settings: NeutralSettings;
+}
+
+/** A piece of a streamed answer, in the trace's terms (what a translated stream relays). */
+export type AnswerDelta =
+  | { kind: "text"; text: string }
+  | { kind: "reasoning"; text: string }
+  /** A tool call's start (`id` and `name`) or more of its arguments, by its position. */
+  | { kind: "tool_call"; index: number; id?: string; name?: string; arguments?: string };
+
+/**
+ * Renders a translated stream in a program's dialect as the provider's answer arrives:
+ * each method returns whole SSE events to send. `start` opens the stream, `delta` carries
+ * each piece of the answer as it comes, `end` closes it with the whole answer (its trace
+ * finish reason and usage), the dialect's terminal event last; `error` reports a provider
+ * error mid-stream in the dialect's own error event.
+ */
+export interface DialectStreamRenderer {
+  start(): string[];
+  delta(delta: AnswerDelta): string[];
+  end(outcome: DialectOutcome): string[];
+  error(message: string): string[];
+}
+
 /** A model API dialect (OpenAI chat completions, Anthropic messages, ...). */
 export interface Dialect {
   /** A short name, e.g. `openai-chat`. */
@@ -154,12 +213,37 @@ export interface Dialect {
    * without choices"
    */
   unanswered?(json: unknown): string;
-  /** A reader for one streamed answer. */
-  streamReader(relayUsage: boolean): DialectStreamReader;
+  /**
+   * A reader for one streamed answer; `onDelta`, when given, is told each piece of the
+   * answer as its event is read (a translated stream re-renders them; see `prepareNeutral`).
+   */
+  streamReader(relayUsage: boolean, onDelta?: (delta: AnswerDelta) => void): DialectStreamReader;
   /** Renders an answer as the provider's JSON body. */
   renderResponse(outcome: DialectOutcome, meta: RenderMeta): unknown;
   /** Renders an answer as the provider's stream: each string one whole SSE event. */
   renderStream(outcome: DialectOutcome, meta: RenderMeta): string[];
+  /**
+   * Translation, the program's side: the request in the trace's terms, or — a string —
+   * what in it a provider of another dialect cannot be sent (a server-side tool, a stored
+   * response, a document): the call is then refused in this dialect's error body, never
+   * sent with the part dropped. Absent: this dialect's requests are never translated.
+   */
+  neutralRequest?(request: DialectRequest): NeutralRequest | string;
+  /**
+   * Translation, the provider's side: the upstream body for a request of another dialect,
+   * the run's model and sampling applied as in {@link Dialect.prepare}; a string is what
+   * this dialect cannot carry. Its answer is read by {@link Dialect.parseResponse} or the
+   * stream reader (with `onDelta`). Absent: a provider of this dialect is never sent
+   * translated requests.
+   */
+  prepareNeutral?(
+    request: NeutralRequest,
+    model: string,
+    sampling: Record<string, unknown>,
+    options: PrepareOptions,
+  ): UpstreamCall | string;
+  /** Translation, the program's side: renders a provider's streamed answer as it comes. */
+  streamRenderer?(meta: RenderMeta): DialectStreamRenderer;
   /** This dialect's error body (`status`: the HTTP status it is sent with, when known). */
   errorBody(message: string, type?: string, code?: string | null, status?: number): unknown;
   /** The message of a provider's error body (or the text itself). */

@@ -62,9 +62,21 @@ const PluggedReward: z.ZodObject<{
     .describe("Reward weight"),
 });
 
+/** The model APIs a provider can serve (`client.dialects`), as lib/dialects/mod.ts names them. */
+export const PROVIDER_DIALECTS = ["chat", "responses", "anthropic"] as const;
+
 /** The run's model client. */
 const ClientConfig = z.strictObject({
   ...clientFields,
+  dialects: z.array(z.enum(PROVIDER_DIALECTS, {
+    error: (issue) =>
+      `unknown dialect ${JSON.stringify(issue.input)} (a provider serves ${
+        PROVIDER_DIALECTS.join(", ")
+      })`,
+  })).min(1, "name at least one dialect the provider serves")
+    .default([...PROVIDER_DIALECTS]).describe(
+      "Model APIs the provider serves (chat, responses, anthropic); a program's other calls are translated",
+    ),
   stall_timeout: z.number().positive().nullable().default(600).describe(
     "Seconds without a byte from the provider before a model call fails (504); null waits forever",
   ),
@@ -185,6 +197,7 @@ export type EvalConfig = {
   model: string | null;
   client: {
     base_url: string | null;
+    dialects: (typeof PROVIDER_DIALECTS)[number][];
     api_key_var: string;
     headers: Record<string, string>;
     stall_timeout: number | null;

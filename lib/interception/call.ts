@@ -21,7 +21,20 @@ import { normalizeFinishReason } from "../dialects/chat/codec.ts";
 import { commitTurn } from "./graph.ts";
 import type { ProviderClient, ProviderResponse } from "../clients/provider_client.ts";
 import { relayHeaders, upstreamHeaders } from "./headers.ts";
-import { relayStream, type StreamCall } from "./relay.ts";
+import {
+  drain,
+  parseJsonOrNull,
+  relayStream,
+  type StreamCall,
+  type StreamTranslation,
+} from "./relay.ts";
+import {
+  programOutcome,
+  providerDialect,
+  recordedOutcome,
+  renderMeta,
+  translateRequest,
+} from "./translate.ts";
 import {
   closedError,
   type InFlight,
@@ -36,6 +49,8 @@ export interface ServerContext {
   log: (level: "debug" | "info" | "warn", message: string) => void;
   /** Providers that refused the stream-usage option (some servers reject the field). */
   refuseStreamUsage: WeakSet<ProviderClient>;
+  /** The dialects the provider serves; a call in another is translated (translate.ts). */
+  providerDialects: readonly Dialect[];
 }
 
 /** The largest program request body read (a longer one is refused, 413). */
@@ -152,14 +167,20 @@ async function exchange(
   const { trace, model, sampling, client } = session.options;
   // usage of streamed calls is asked for, unless the provider said it takes no such option
   const asksUsage = !ctx.refuseStreamUsage.has(client);
-  let upstream: UpstreamCall = dialect.prepare(request, model, sampling, {
-    streamUsage: asksUsage,
-  });
+  // the provider's dialect: the program's own when served, else the call is translated
+  const provider = providerDialect(dialect, ctx.providerDialects);
+  const translated = provider !== dialect;
+  const options = { streamUsage: asksUsage };
+  const prepared = translated
+    ? translateRequest(dialect, provider, request, model, sampling, options)
+    : dialect.prepare(request, model, sampling, options);
   const entry: InFlight = {
     call: {
       node: null,
       model,
-      sampling: upstream.sampling,
+      sampling: typeof prepared === "string"
+        ? dialect.prepare(request, model, sampling, options).sampling
+        : prepared.sampling,
       endpoint: dialect.endpoint,
       finish_reason: null,
       usage: null,
@@ -185,7 +206,7 @@ async function exchange(
   };
   const commit = (outcome: DialectOutcome) => {
     if (session.closed) return;
-    call.finish_reason = (dialect.finishReason ?? normalizeFinishReason)(outcome.finishReason);
+    call.finish_reason = (provider.finishReason ?? normalizeFinishReason)(outcome.finishReason);
     if (outcome.finishReason !== null && call.finish_reason === null) {
       call.native_finish_reason = outcome.finishReason;
     }
@@ -204,22 +225,29 @@ async function exchange(
   // A new attempt clears the last one's error: only an error that no later call
   // repaired fails the rollout (verifiers/v1/interception/server.py@a60a606).
   session.providerError = null;
+  if (typeof prepared === "string") {
+    // never sent with the part dropped: the program hears why, the rollout fails with it
+    fail(new ProviderError(prepared, 400));
+    sendError_(400, prepared, "invalid_request_error", "untranslatable_request");
+    return null;
+  }
+  let upstream: UpstreamCall = prepared;
   let response: ProviderResponse;
-  const headers = upstreamHeaders(dialect, req.headers, trace.id);
+  const headers = upstreamHeaders(provider, req.headers, trace.id);
   const send = () =>
     client.send({
-      path: dialect.endpoint,
+      path: provider.endpoint,
       body: upstream.body,
       headers,
-      auth: (key) => dialect.upstreamAuth?.(key) ?? { authorization: `Bearer ${key}` },
+      auth: (key) => provider.upstreamAuth?.(key) ?? { authorization: `Bearer ${key}` },
       signal: session.abort.signal,
     });
   try {
     response = await send();
-    const refusable = upstream.stream && asksUsage && dialect.refusedStreamUsage !== undefined;
+    const refusable = upstream.stream && asksUsage && provider.refusedStreamUsage !== undefined;
     if (refusable && response.status >= 400) {
       const text = response.kind === "json" ? response.text : await drain(response);
-      if (dialect.refusedStreamUsage!(response.status, text)) {
+      if (provider.refusedStreamUsage!(response.status, text)) {
         // the provider rejects the option: say so once and stream without it from now on
         if (!ctx.refuseStreamUsage.has(client)) {
           ctx.log(
@@ -229,7 +257,7 @@ async function exchange(
           );
         }
         ctx.refuseStreamUsage.add(client);
-        upstream = dialect.withoutStreamUsage?.(upstream) ?? upstream;
+        upstream = provider.withoutStreamUsage?.(upstream) ?? upstream;
         response = await send();
       } else response = { ...response, kind: "json", text, json: parseJsonOrNull(text) };
     }
@@ -247,8 +275,8 @@ async function exchange(
     if (response.status < 200 || response.status >= 300) {
       // Scrubbed before it is recorded or relayed: a provider may echo the key back.
       const text = redact(response.kind === "json" ? response.text : await drain(response));
-      const message = dialect.errorMessage(text);
-      if (dialect.isContextLengthError(response.status, message)) {
+      const message = provider.errorMessage(text);
+      if (provider.isContextLengthError(response.status, message)) {
         if (!session.closed) {
           session.stop("context_length");
           session.finish(entry, traceErrorRecord("ProviderError", message, response.status));
@@ -264,7 +292,11 @@ async function exchange(
       fail(
         new ProviderError(`provider returned HTTP ${response.status}: ${message}`, response.status),
       );
-      if (!reply.headersSent && !reply.finished) {
+      if (translated) {
+        // the provider's error in the program's own error body
+        const type = response.status >= 500 ? "server_error" : "invalid_request_error";
+        sendJson(reply, response.status, dialect.errorBody(message, type, null, response.status));
+      } else if (!reply.headersSent && !reply.finished) {
         reply.head(response.status, {
           ...relayHeaders(response.headers),
           "content-type": response.headers["content-type"] ?? "application/json",
@@ -292,18 +324,28 @@ async function exchange(
     }
 
     if (response.kind === "json") {
-      const outcome = dialect.parseResponse(response.json);
+      const outcome = provider.parseResponse(response.json);
       if (!outcome) {
         const err = new ProviderError(
-          dialect.unanswered?.(response.json) ?? "provider returned a completion without choices",
+          provider.unanswered?.(response.json) ?? "provider returned a completion without choices",
           502,
         );
         fail(err);
         relayError(err);
         return null;
       }
-      commit(outcome);
       const headers = { ...relayHeaders(response.headers), "content-type": "application/json" };
+      if (translated) {
+        const rendered = dialect.renderResponse(
+          programOutcome(provider, outcome),
+          renderMeta(dialect, model),
+        );
+        commit(recordedOutcome(dialect, rendered, outcome));
+        const body = redact(JSON.stringify(rendered));
+        sendJson(reply, response.status, body, headers);
+        return { status: response.status, headers, body };
+      }
+      commit(outcome);
       const text = redact(response.text);
       // A harness in this process takes the parsed body rather than parse it again: the
       // record holds none of it (lib/dialects/chat/codec.ts chatToMessage copies what it
@@ -313,7 +355,7 @@ async function exchange(
       return { status: response.status, headers, body: text };
     }
 
-    const terminalEvent = dialect.terminalEvent ?? "its terminal event";
+    const terminalEvent = provider.terminalEvent ?? "its terminal event";
     const stream: StreamCall = {
       reply,
       session,
@@ -323,7 +365,23 @@ async function exchange(
       closedMidway,
       terminalEvent,
     };
-    return await relayStream(stream, dialect.streamReader(upstream.relayUsage));
+    if (!translated || !dialect.streamRenderer) {
+      return await relayStream(stream, provider.streamReader(upstream.relayUsage));
+    }
+    const meta = renderMeta(dialect, model);
+    const translation: StreamTranslation = {
+      renderer: dialect.streamRenderer(meta),
+      pending: [],
+      outcome: (read) => programOutcome(provider, read),
+      recorded: (read) =>
+        recordedOutcome(
+          dialect,
+          dialect.renderResponse(programOutcome(provider, read), meta),
+          read,
+        ),
+    };
+    const reader = provider.streamReader(false, (d) => translation.pending.push(d));
+    return await relayStream(stream, reader, translation);
   } catch (err) {
     if (session.closed) return closedMidway();
     throw err;
@@ -333,22 +391,4 @@ async function exchange(
       session.finish(entry, traceErrorRecord("InterceptionError", "model call did not complete"));
     }
   }
-}
-
-function parseJsonOrNull(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
-
-/** Reads a streamed reply in full, as text. */
-export async function drain(
-  response: Extract<ProviderResponse, { kind: "stream" }>,
-): Promise<string> {
-  const streaming = new TextDecoder(); // its own: it holds a split character between reads
-  let text = "";
-  for await (const bytes of response.body) text += streaming.decode(bytes, { stream: true });
-  return text + streaming.decode();
 }

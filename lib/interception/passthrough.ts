@@ -4,7 +4,8 @@
  * provider's base URL with the run's model and the dialect's auth, and the provider's
  * answer comes back with its status, secrets scrubbed. Nothing is recorded on the trace
  * and no limit counts it, as in Python v1 (verifiers/v1/interception/server.py@a60a606,
- * `handle_aux`).
+ * `handle_aux`). When the provider does not serve the dialect (`client.dialects`), the
+ * request is refused with 404: a side request is not translated.
  *
  * @module
  */
@@ -13,7 +14,8 @@ import { isRecord } from "../../kit/util/is_record.ts";
 import { redact } from "../../kit/secrets.ts";
 import type { Dialect } from "../../kit/wire/dialect.ts";
 import { sendJson, type WireReply, type WireRequest } from "../../kit/wire/http.ts";
-import { drain, MAX_BODY_BYTES, sendError, type ServerContext } from "./call.ts";
+import { MAX_BODY_BYTES, sendError, type ServerContext } from "./call.ts";
+import { drain } from "./relay.ts";
 import { relayHeaders, upstreamHeaders } from "./headers.ts";
 import type { Session } from "./session.ts";
 
@@ -27,6 +29,14 @@ export async function handlePassthrough(
   reply: WireReply,
   session: Session,
 ): Promise<void> {
+  if (!ctx.providerDialects.includes(dialect)) {
+    // a side request of a dialect the provider lacks has nowhere to go: said, not relayed
+    req.discard();
+    const served = ctx.providerDialects.map((d) => d.id).join(", ");
+    const message = `${req.path} is not served: the provider serves only ${served} ` +
+      "(client.dialects), and this request cannot be translated";
+    return sendError(reply, dialect, 404, message, "not_found_error", "untranslatable_request");
+  }
   const raw = await req.body(MAX_BODY_BYTES);
   if (raw === null) return sendError(reply, dialect, 413, "request body too large");
   let json: unknown;

@@ -10,10 +10,15 @@
 import { ProviderError } from "../../kit/errors.ts";
 import { concatBytes } from "../../kit/util/bytes.ts";
 import { redact } from "../../kit/secrets.ts";
-import type { DialectOutcome, DialectStreamReader } from "../../kit/wire/dialect.ts";
+import type {
+  AnswerDelta,
+  DialectOutcome,
+  DialectStreamReader,
+  DialectStreamRenderer,
+} from "../../kit/wire/dialect.ts";
 import type { WireReply } from "../../kit/wire/http.ts";
 import { formatSseEvent, type SseEvent, SseSplitter } from "../../kit/wire/sse.ts";
-import type { ProviderStreamResponse } from "../clients/provider_client.ts";
+import type { ProviderResponse, ProviderStreamResponse } from "../clients/provider_client.ts";
 import { relayHeaders } from "./headers.ts";
 import type { Recorded, Session } from "./session.ts";
 
@@ -32,10 +37,26 @@ export interface StreamCall {
   terminalEvent: string;
 }
 
+/**
+ * A stream translated for the program: the provider's events are read, not relayed; the
+ * pieces of the answer they carry (`pending`, filled by the reader) go to the program as
+ * the renderer says them, event by event, and the end is rendered from the whole answer.
+ */
+export interface StreamTranslation {
+  renderer: DialectStreamRenderer;
+  /** The pieces read from the events not rendered yet (the reader's `onDelta` adds them). */
+  pending: AnswerDelta[];
+  /** The answer read as the program's renderer takes it. */
+  outcome(read: DialectOutcome): DialectOutcome;
+  /** The answer read as the trace records it (see translate.ts `recordedOutcome`). */
+  recorded(read: DialectOutcome): DialectOutcome;
+}
+
 /** Relays a stream event by event; commits and sends the terminal event at the end. */
 export async function relayStream(
   call: StreamCall,
   reader: DialectStreamReader,
+  translation: StreamTranslation | null = null,
 ): Promise<Recorded | null> {
   const { reply, session, response } = call;
   const headers = {
@@ -49,6 +70,7 @@ export async function relayStream(
     written.push(chunk);
     reply.write(chunk);
   };
+  if (translation !== null) write(translation.renderer.start().join(""));
   const splitter = new SseSplitter();
   let done: string | null = null;
   let upstreamError: string | null = null;
@@ -82,9 +104,17 @@ export async function relayStream(
         case "error":
           upstreamError = redact(verdict.message);
       }
+      if (translation !== null) continue;
       const safe = redact(event.raw);
       if (safe !== event.raw) whole = false;
       (relayed ??= []).push(safe);
+    }
+    if (translation !== null) {
+      // the pieces of this read, rendered in the program's dialect, in one write
+      const pieces = translation.pending.splice(0);
+      const text = pieces.flatMap((d) => translation.renderer.delta(d)).join("");
+      if (text !== "") write(redact(text));
+      return;
     }
     if (whole && bytes !== null) return write(bytes);
     // one write for the events of one upstream read, however many there are
@@ -109,6 +139,7 @@ export async function relayStream(
   }
   if (upstreamError !== null) {
     call.fail(new ProviderError(`provider stream reported an error: ${upstreamError}`, 502));
+    if (translation !== null) write(translation.renderer.error(upstreamError).join(""));
     reply.end();
     return null;
   }
@@ -126,8 +157,14 @@ export async function relayStream(
     reply.destroy();
     return null;
   }
-  call.commit(reader.result());
-  write(done!);
+  const outcome = reader.result();
+  if (translation === null) {
+    call.commit(outcome);
+    write(done!);
+  } else {
+    call.commit(translation.recorded(outcome));
+    write(redact(translation.renderer.end(translation.outcome(outcome)).join("")));
+  }
   reply.end();
   return { status: response.status, headers, body: joinChunks(written) };
 }
@@ -137,4 +174,23 @@ function joinChunks(chunks: (string | Uint8Array)[]): string | Uint8Array {
   if (chunks.every((c) => typeof c === "string")) return chunks.join("");
   const encoder = new TextEncoder();
   return concatBytes(chunks.map((c) => typeof c === "string" ? encoder.encode(c) : c));
+}
+
+/** The parsed text, or null when it is no JSON. */
+export function parseJsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Reads a streamed reply in full, as text. */
+export async function drain(
+  response: Extract<ProviderResponse, { kind: "stream" }>,
+): Promise<string> {
+  const streaming = new TextDecoder(); // its own: it holds a split character between reads
+  let text = "";
+  for await (const bytes of response.body) text += streaming.decode(bytes, { stream: true });
+  return text + streaming.decode();
 }

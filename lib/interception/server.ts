@@ -37,6 +37,11 @@ export interface InterceptionServerOptions {
    * @default every dialect of lib/dialects/mod.ts
    */
   dialects?: readonly Dialect[];
+  /**
+   * The dialects the provider serves (`client.dialects`): a call in another one is
+   * translated into one of these (lib/interception/translate.ts). @default the dialects served
+   */
+  providerDialects?: readonly Dialect[];
 }
 
 /** The run's interception server. */
@@ -92,10 +97,15 @@ class InterceptionRouter {
   readonly #ctx: ServerContext;
   readonly #served: string;
 
-  constructor(dialects: readonly Dialect[], log: InterceptionLog) {
+  constructor(
+    dialects: readonly Dialect[],
+    log: InterceptionLog,
+    providerDialects: readonly Dialect[] = dialects,
+  ) {
     if (dialects.length === 0) throw new Error("an interception server needs a dialect");
+    if (providerDialects.length === 0) throw new Error("a provider serves at least one dialect");
     this.#dialects = dialects;
-    this.#ctx = { log, refuseStreamUsage: new WeakSet() };
+    this.#ctx = { log, refuseStreamUsage: new WeakSet(), providerDialects };
     this.#served = describeRoutes(dialects);
   }
 
@@ -186,6 +196,7 @@ export async function startInterceptionServer(
   const router = new InterceptionRouter(
     options.dialects ?? ALL_DIALECTS,
     options.log ?? (() => {}),
+    options.providerDialects,
   );
   const server = http.createServer((req, res) => void router.handle(...fromNode(req, res)));
   const url = await listenLoopback(server);

@@ -95,12 +95,17 @@ export function savedConfig(
     judge.api_key_var ??= d.client.api_key_var;
     judge.model ??= d.model;
   }
-  // Python's client has no stall timeout (verifiers/v1/clients/base.py@a60a606: no read timeout).
+  // Python's client has no stall timeout (verifiers/v1/clients/base.py@a60a606: no read
+  // timeout) and no dialects (it passes every call through): both go to the sidecar.
   const client = d.client as Record<string, unknown>;
-  if ("stall_timeout" in client) {
-    side.client = { stall_timeout: client.stall_timeout };
-    delete client.stall_timeout;
+  const sideClient: Record<string, unknown> = {};
+  for (const key of ["stall_timeout", "dialects"]) {
+    if (key in client) {
+      sideClient[key] = client[key];
+      delete client[key];
+    }
   }
+  if (Object.keys(sideClient).length > 0) side.client = sideClient;
   for (const c of clientsOf(dump)) maskClient(c);
   return { dump: scrubbed(dump), side: scrubbed(side) };
 }

@@ -6,6 +6,7 @@
  */
 import type { LoadedConfig } from "../config/load_config.ts";
 import { startInterceptionServer } from "../interception/mod.ts";
+import { DIALECTS } from "../dialects/mod.ts";
 import { inProcessOracle } from "../clients/oracle.ts";
 import { createProviderClient, stallMs } from "../clients/provider_client.ts";
 import { buildRolloutPlan } from "./plan.ts";
@@ -42,6 +43,7 @@ export async function startServices(
     stallTimeoutMs: stallMs(config.client.stall_timeout),
   });
   const interception = await startInterceptionServer({
+    providerDialects: config.client.dialects.map((id) => DIALECTS[id]!),
     log: (level, m) => {
       if (level === "debug" && !config.verbose) return;
       runLog.logFile(level, m);

@@ -14,7 +14,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Message, ToolSpec } from "../../kit/trace/types.ts";
-import type { Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
+import type { AnswerDelta, Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
 import { findRoute } from "../../kit/wire/dialect.ts";
 import { SseSplitter } from "../../kit/wire/sse.ts";
 import { oracleConformance } from "./dialect_oracle.ts";
@@ -46,6 +46,13 @@ export interface DialectSamples {
   tools: ToolSpec[];
   /** A request offering a `bash` tool (the oracle's test), streamed when `stream` is true. */
   bashRequest(stream: boolean): Record<string, unknown>;
+}
+
+/** A tool's name, whatever the dialect's shape (`name`, or chat's `function.name`). */
+function toolName(tool: unknown): unknown {
+  if (typeof tool !== "object" || tool === null) return undefined;
+  const t = tool as { name?: unknown; function?: { name?: unknown } };
+  return t.name ?? t.function?.name;
 }
 
 /** Runs the conformance suite for `dialect` with `samples`. */
@@ -134,6 +141,83 @@ export function dialectConformance(name: string, dialect: Dialect, samples: Dial
       const kinds = readStream(reader, events.join(""));
       assert.equal(kinds.at(-1), "terminal");
       assert.deepEqual(reader.result(), samples.outcome);
+    });
+
+    it("translation: states its request in the trace's terms, or is no translation source", () => {
+      if (!dialect.neutralRequest) return assert.equal(dialect.streamRenderer, undefined);
+      // a tool the trace does not record (a server tool) cannot be translated: it is refused
+      const offered = Array.isArray(samples.request.tools) ? samples.request.tools : [];
+      const portable = offered.filter((t) => samples.tools.some((s) => s.name === toolName(t)));
+      const neutralOf = (body: Record<string, unknown>) => {
+        const request = dialect.parseRequest(body);
+        assert.ok(typeof request !== "string");
+        return dialect.neutralRequest!(request);
+      };
+      if (portable.length < offered.length) {
+        assert.equal(typeof neutralOf(samples.request), "string");
+      }
+      const neutral = neutralOf({ ...samples.request, tools: portable });
+      assert.ok(typeof neutral !== "string", String(neutral));
+      assert.deepEqual(neutral.messages, samples.requestMessages);
+      assert.deepEqual(neutral.tools, samples.tools);
+      assert.equal(neutral.stream, false);
+    });
+
+    it("translation: re-renders an answer piece by piece as its own reader reads it back", () => {
+      if (!dialect.streamRenderer) return;
+      const meta = { id: "conf-2", model: "m", created: 1_700_000_000, includeUsage: true };
+      const normal = dialect.finishReason ?? ((r: string | null) => r);
+      const outcome = { ...samples.outcome, finishReason: normal(samples.outcome.finishReason) };
+      const message = outcome.message as Extract<Message, { role: "assistant" }>;
+      const renderer = dialect.streamRenderer(meta);
+      const events = [...renderer.start()];
+      const pieces = (text: string) => [text.slice(0, 3), text.slice(3)].filter((p) => p);
+      for (const text of pieces(message.reasoning_content ?? "")) {
+        events.push(...renderer.delta({ kind: "reasoning", text }));
+      }
+      for (const text of pieces(message.content ?? "")) {
+        events.push(...renderer.delta({ kind: "text", text }));
+      }
+      (message.tool_calls ?? []).forEach((call, index) => {
+        events.push(...renderer.delta({ kind: "tool_call", index, id: call.id, name: call.name }));
+        for (const args of pieces(call.arguments)) {
+          events.push(...renderer.delta({ kind: "tool_call", index, arguments: args }));
+        }
+      });
+      events.push(...renderer.end(outcome));
+      const reader = dialect.streamReader(true);
+      const kinds = readStream(reader, events.join(""));
+      assert.equal(kinds.at(-1), "terminal", kinds.join());
+      const back = reader.result();
+      const read = back.message as Extract<Message, { role: "assistant" }>;
+      assert.deepEqual(
+        [read.content, read.reasoning_content, read.tool_calls],
+        [message.content, message.reasoning_content, message.tool_calls],
+      );
+      assert.equal(normal(back.finishReason), outcome.finishReason);
+      assert.deepEqual(back.usage, outcome.usage);
+      const error = [...renderer.error("it broke")].join("");
+      assert.equal(readStream(dialect.streamReader(true), error).at(-1), "error");
+    });
+
+    it("translation: a provider side reports each piece of its stream as it reads it", () => {
+      if (!dialect.prepareNeutral) return;
+      const deltas: AnswerDelta[] = [];
+      readStream(dialect.streamReader(true, (d) => deltas.push(d)), samples.stream);
+      const joined = (kind: "text" | "reasoning") =>
+        deltas.map((d) => d.kind === kind ? d.text : "").join("") || null;
+      const message = samples.outcome.message as Extract<Message, { role: "assistant" }>;
+      assert.equal(joined("text"), message.content);
+      assert.equal(joined("reasoning") ?? undefined, message.reasoning_content);
+      const calls = (message.tool_calls ?? []).map((_call, index) => {
+        const mine = deltas.filter((d) => d.kind === "tool_call" && d.index === index);
+        return {
+          id: mine.map((d) => d.kind === "tool_call" ? d.id ?? "" : "").join(""),
+          name: mine.map((d) => d.kind === "tool_call" ? d.name ?? "" : "").join(""),
+          arguments: mine.map((d) => d.kind === "tool_call" ? d.arguments ?? "" : "").join(""),
+        };
+      });
+      assert.deepEqual(calls, message.tool_calls ?? []);
     });
 
     it("writes and reads its error bodies; knows a context-length error", () => {

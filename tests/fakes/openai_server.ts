@@ -15,7 +15,9 @@
  * OpenAI error shape): a missing bearer token (401), a wrong one when `apiKey` is set,
  * a non-JSON body, a missing `model`, empty or malformed `messages` (roles, tool-call
  * pairing), a non-boolean `stream`, `stream_options` without `stream: true`, malformed
- * `tools`, out-of-range `temperature`/`top_p`. `stream: true` answers with SSE chunks
+ * `tools`, out-of-range `temperature`/`top_p` and, with `knownParams`, any parameter the chat
+ * completions API does not take (as OpenAI's "Unrecognized request argument supplied").
+ * `stream: true` answers with SSE chunks
  * (`data: {...}\n\n` ... `data: [DONE]\n\n`) and a usage-only chunk when
  * `stream_options.include_usage` is true.
  *
@@ -56,6 +58,11 @@ export interface FakeReply {
   error?: string | { message: string; type?: string; code?: string | null };
   /** Streaming only: after the first delta is flushed, wait for this before the rest. */
   pauseAfterFirstChunk?: Promise<unknown>;
+  /**
+   * Streaming only: after the deltas, an error chunk with this message in place of the
+   * finish chunk (then `data: [DONE]`), as vLLM reports a generation failing mid-stream.
+   */
+  streamError?: string;
 }
 
 /** A validated request the script saw. */
@@ -84,7 +91,45 @@ export interface FakeOpenAIOptions {
   latencyMs?: number;
   /** When set, the bearer token must equal it (401 otherwise). */
   apiKey?: string;
+  /** Refuse parameters chat completions does not take (400), as OpenAI does. @default false */
+  knownParams?: boolean;
 }
+
+/** The chat completions request parameters (OpenAI's, and vLLM's `top_k`). */
+const CHAT_PARAMS = new Set([
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "temperature",
+  "top_p",
+  "top_k",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "seed",
+  "n",
+  "presence_penalty",
+  "frequency_penalty",
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "response_format",
+  "user",
+  "reasoning_effort",
+  "metadata",
+  "store",
+  "service_tier",
+  "modalities",
+  "audio",
+  "prediction",
+  "verbosity",
+  "safety_identifier",
+  "prompt_cache_key",
+]);
 
 /** A running fake. */
 export interface FakeOpenAI {
@@ -231,8 +276,12 @@ function validateMessages(messages: unknown): void {
   }
 }
 
-function validateBody(body: unknown): Json {
+function validateBody(body: unknown, knownParams: boolean): Json {
   if (!isRecord(body)) throw new Rejection(400, "The request body must be a JSON object.");
+  const unknown = knownParams ? Object.keys(body).find((k) => !CHAT_PARAMS.has(k)) : undefined;
+  if (unknown !== undefined) {
+    throw new Rejection(400, `Unrecognized request argument supplied: ${unknown}`, unknown);
+  }
   if (typeof body.model !== "string" || body.model === "") {
     throw new Rejection(400, "you must provide a model parameter", "model");
   }
@@ -367,7 +416,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     } catch {
       throw new Rejection(400, "We could not parse the JSON body of your request.");
     }
-    const body = validateBody(parsed);
+    const body = validateBody(parsed, options.knownParams === true);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
@@ -454,6 +503,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       if (reply.pauseAfterFirstChunk && i === Math.min(1, deltas.length - 1)) {
         await reply.pauseAfterFirstChunk;
       }
+    }
+    if (reply.streamError !== undefined) {
+      const error = { message: reply.streamError, type: "server_error", param: null, code: null };
+      res.end(`data: ${JSON.stringify({ error })}\n\ndata: [DONE]\n\n`);
+      return;
     }
     chunk({}, finish);
     if (includeUsage) {

@@ -21,6 +21,8 @@ import {
 } from "./codec.ts";
 import { renderMessage, renderMessageStream } from "./render.ts";
 import { AnthropicStreamReader } from "./stream.ts";
+import { anthropicNeutral } from "./neutral.ts";
+import { AnthropicStreamRenderer } from "./stream_render.ts";
 
 /** The API version sent upstream when the program names none. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -57,6 +59,8 @@ export const anthropicMessages: Dialect = {
       relayUsage: true,
     };
   },
+  neutralRequest: anthropicNeutral,
+  streamRenderer: (meta) => new AnthropicStreamRenderer(meta),
   parseResponse: outcomeFromMessage,
   streamReader: () => new AnthropicStreamReader(),
   renderResponse: renderMessage,

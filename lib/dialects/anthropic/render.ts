@@ -15,7 +15,7 @@ import { nativeStopReason } from "./codec.ts";
 const CHUNK_CHARS = 16;
 
 /** Usage in Anthropic's shape (what the trace counts as prompt tokens is `input_tokens`). */
-function anthropicUsage(usage: Usage | null): Record<string, unknown> {
+export function anthropicUsage(usage: Usage | null): Record<string, unknown> {
   if (usage === null) return { input_tokens: 0, output_tokens: 0 };
   return {
     input_tokens: usage.prompt_tokens,

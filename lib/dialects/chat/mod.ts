@@ -27,6 +27,7 @@ import {
 import { isContextLengthError } from "../context_length.ts";
 import { renderChatCompletion, renderChatStream } from "./render.ts";
 import { ChatStreamReader } from "./stream.ts";
+import { chatBodyFromNeutral } from "./neutral.ts";
 
 function modelCard(model: string) {
   return { id: model, object: "model", created: 0, owned_by: "verifiers-ts" };
@@ -90,6 +91,12 @@ export const openAIChat: Dialect = {
       relayUsage: streaming && programOptions.include_usage === true,
     };
   },
+  prepareNeutral(request, model, sampling, options): UpstreamCall | string {
+    const body = chatBodyFromNeutral(request);
+    if (typeof body === "string") return body;
+    const own = { body, messages: request.messages, stream: request.stream };
+    return openAIChat.prepare(own, model, sampling, options);
+  },
   refusedStreamUsage: (status, text) =>
     status === 400 && /stream_options|include_usage/i.test(text),
   withoutStreamUsage(call) {
@@ -97,7 +104,7 @@ export const openAIChat: Dialect = {
     return { ...call, body };
   },
   parseResponse: outcomeFromCompletion,
-  streamReader: (relayUsage) => new ChatStreamReader(relayUsage),
+  streamReader: (relayUsage, onDelta) => new ChatStreamReader(relayUsage, onDelta),
   renderResponse: renderChatCompletion,
   renderStream: renderChatStream,
   errorBody: openAIErrorBody,

@@ -8,7 +8,7 @@
  */
 import type { Message, Usage } from "../../../kit/trace/types.ts";
 import { isRecord } from "../../../kit/util/is_record.ts";
-import type { DialectStreamReader, StreamVerdict } from "../../../kit/wire/dialect.ts";
+import type { AnswerDelta, DialectStreamReader, StreamVerdict } from "../../../kit/wire/dialect.ts";
 import type { SseEvent } from "../../../kit/wire/sse.ts";
 import { type ChatOutcome, num, parseChatUsage, str } from "./codec.ts";
 
@@ -31,6 +31,12 @@ export class ChatStreamAccumulator {
   #toolCalls = new Map<number, PartialToolCall>();
   #finishReason: string | null = null;
   #usage: Usage | null = null;
+  readonly #onDelta: ((delta: AnswerDelta) => void) | undefined;
+
+  /** `onDelta` is told each piece of the answer as its chunk is added. */
+  constructor(onDelta?: (delta: AnswerDelta) => void) {
+    this.#onDelta = onDelta;
+  }
 
   /** Adds one parsed `chat.completion.chunk`. */
   add(chunk: unknown): void {
@@ -47,11 +53,13 @@ export class ChatStreamAccumulator {
       if (content !== null) {
         this.#content.push(content);
         this.#sawContent = true;
+        if (content !== "") this.#onDelta?.({ kind: "text", text: content });
       }
       const reasoning = str(delta.reasoning_content) ?? str(delta.reasoning);
       if (reasoning !== null) {
         this.#reasoning.push(reasoning);
         this.#sawReasoning = true;
+        if (reasoning !== "") this.#onDelta?.({ kind: "reasoning", text: reasoning });
       }
       if (Array.isArray(delta.tool_calls)) {
         for (const tc of delta.tool_calls) this.#addToolCall(tc);
@@ -71,6 +79,13 @@ export class ChatStreamAccumulator {
     const fn = isRecord(tc.function) ? tc.function : {};
     if (typeof fn.name === "string") acc.name += fn.name;
     if (typeof fn.arguments === "string") acc.arguments += fn.arguments;
+    if (this.#onDelta) {
+      const delta: Extract<AnswerDelta, { kind: "tool_call" }> = { kind: "tool_call", index };
+      if (typeof tc.id === "string" && tc.id) delta.id = tc.id;
+      if (typeof fn.name === "string" && fn.name) delta.name = fn.name;
+      if (typeof fn.arguments === "string" && fn.arguments) delta.arguments = fn.arguments;
+      this.#onDelta(delta);
+    }
   }
 
   /** True once a chunk carried the first choice. */
@@ -102,11 +117,12 @@ function isUsageOnlyChunk(chunk: unknown): boolean {
 
 /** The chat dialect's {@link DialectStreamReader}: `data: [DONE]` ends the stream. */
 export class ChatStreamReader implements DialectStreamReader {
-  readonly #acc = new ChatStreamAccumulator();
+  readonly #acc: ChatStreamAccumulator;
   readonly #relayUsage: boolean;
 
-  constructor(relayUsage: boolean) {
+  constructor(relayUsage: boolean, onDelta?: (delta: AnswerDelta) => void) {
     this.#relayUsage = relayUsage;
+    this.#acc = new ChatStreamAccumulator(onDelta);
   }
 
   read(event: SseEvent): StreamVerdict {

@@ -22,6 +22,8 @@ import {
 } from "./request.ts";
 import { parseResponsesBody, unansweredResponse } from "./response.ts";
 import { ResponsesStreamReader } from "./stream.ts";
+import { responsesNeutral } from "./neutral.ts";
+import { ResponsesStreamRenderer } from "./stream_render.ts";
 
 /** The answer to the Responses API's other routes, which an agent's SDK shows. */
 const STORED_UNSUPPORTED =
@@ -71,6 +73,8 @@ export const openAIResponses: Dialect = {
       relayUsage: false,
     };
   },
+  neutralRequest: responsesNeutral,
+  streamRenderer: (meta) => new ResponsesStreamRenderer(meta),
   parseResponse: parseResponsesBody,
   unanswered: unansweredResponse,
   streamReader: () => new ResponsesStreamReader(),

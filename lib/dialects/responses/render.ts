@@ -17,7 +17,7 @@ const CHUNK_CHARS = 16;
 type Item = Record<string, unknown>;
 
 /** Usage in the Responses shape (input tokens include cached ones). */
-function responsesUsage(usage: Usage) {
+export function responsesUsage(usage: Usage) {
   const input = usage.prompt_tokens + (usage.cached_input_tokens ?? 0);
   return {
     input_tokens: input,
@@ -68,7 +68,7 @@ function outputItems(message: Message, id: string): Item[] {
   return items;
 }
 
-function responseObject(outcome: DialectOutcome, meta: RenderMeta, output: Item[]): Item {
+export function responseObject(outcome: DialectOutcome, meta: RenderMeta, output: Item[]): Item {
   const cut = outcome.finishReason === "length";
   return {
     id: meta.id,
