@@ -70,6 +70,7 @@ export async function runAgent(
         config: plan.harnessConfig,
         signal: s,
         log: plan.log,
+        info: trace.info,
       }));
     if (plan.harness.capabilities.executesCode) {
       trace.info.agent_output = agentOutput(result, [session.secret]);
