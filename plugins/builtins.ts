@@ -20,6 +20,7 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
       "bash": () => import("./harnesses/bash/mod.ts"),
       "command": () => import("./harnesses/command/mod.ts"),
       "null": () => import("./harnesses/null/mod.ts"),
+      "pi": () => import("./harnesses/pi/mod.ts"),
     },
     judge: {
       "match": () => import("./judges/match/mod.ts"),
