@@ -2,7 +2,7 @@
  * Long conversations: a program sends the whole conversation again with every model call,
  * so recording a rollout of `turns` calls reads O(turns²) messages. Prints, for 50, 100 and
  * 200 turns of 2 KiB messages, the time the message graph takes to record every call
- * (`commitTurn`, lib/model/graph.ts) beside the time `JSON.parse` takes to read the same
+ * (`commitTurn`, lib/interception/graph.ts) beside the time `JSON.parse` takes to read the same
  * request bodies, which the interception server does anyway.
  *
  * `deno run -A bench/long_conversation.ts` (or `bun bench/long_conversation.ts`)
@@ -12,7 +12,7 @@
 import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import type { Message, MessageNode } from "../kit/trace/types.ts";
-import { commitTurn } from "../lib/model/graph.ts";
+import { commitTurn } from "../lib/interception/graph.ts";
 import { loadAverages } from "./common.ts";
 
 /** Records one rollout of `turns` calls; returns the milliseconds of graph work and of parsing. */

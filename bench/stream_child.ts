@@ -28,8 +28,8 @@ import {
   type InterceptionServer,
   type SessionTrace,
   startInterceptionServer,
-} from "../lib/model/interception_server.ts";
-import { createProviderClient, type ProviderClient } from "../lib/model/provider_client.ts";
+} from "../lib/interception/mod.ts";
+import { createProviderClient, type ProviderClient } from "../lib/clients/provider_client.ts";
 import { lastJsonLine, runChild, scriptArgv } from "./common.ts";
 import { peakRssMB } from "./memory_child.ts";
 

@@ -2,7 +2,7 @@
  * The upstream leg alone: `n` chat completions posted to the loopback mock with `c` in
  * flight, the reply read and parsed, through three transports in this process — the
  * runtime's `fetch`, `node:http` with a keep-alive agent (the provider client's transport
- * before `lib/model/http1/`), and the provider client itself (`lib/model/http1/`) — in
+ * before `lib/clients/http1/`), and the provider client itself (`lib/clients/http1/`) — in
  * interleaved rounds. Prints wall and CPU (median of the rounds) and each one's CPU per
  * request against `fetch`.
  *
@@ -17,7 +17,7 @@ import { Buffer } from "node:buffer";
 import http from "node:http";
 import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
-import { createProviderClient } from "../lib/model/provider_client.ts";
+import { createProviderClient } from "../lib/clients/provider_client.ts";
 import { loadAverages, median, spawnMock } from "./common.ts";
 import { flag, textFlag } from "./throughput.ts";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ChunkQueue, MAX_JOINED_BYTES } from "../lib/model/chunk_queue.ts";
+import { ChunkQueue, MAX_JOINED_BYTES } from "../lib/clients/chunk_queue.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (chunk: Uint8Array) => new TextDecoder().decode(chunk);

@@ -1,7 +1,7 @@
 import "./_builtins.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { addMessages, canonicalJson, commitTurn, sameMessage } from "../lib/model/graph.ts";
+import { addMessages, canonicalJson, commitTurn, sameMessage } from "../lib/interception/graph.ts";
 import { branches, lastMessages, lastReply, numTurns } from "../kit/trace/derived.ts";
 import type { Message, MessageNode } from "../kit/trace/types.ts";
 import { at } from "./_assert.ts";

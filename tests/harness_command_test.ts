@@ -145,6 +145,8 @@ describe("command harness", () => {
       base_url_var: "OPENAI_BASE_URL",
       api_key_var: "OPENAI_API_KEY",
       model_var: "OPENAI_MODEL",
+      anthropic_base_url_var: "ANTHROPIC_BASE_URL",
+      anthropic_api_key_var: "ANTHROPIC_API_KEY",
       prompt_var: "VF_PROMPT",
       system_prompt_var: "VF_SYSTEM_PROMPT",
       env: {},
@@ -209,6 +211,15 @@ describe("command harness", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("gives Anthropic SDKs the endpoint's root (no /v1) and the rollout's key", async () => {
+    const { result } = await launch(
+      { command: ["bash", "-c", 'printf "%s\\n%s" "$ANTHROPIC_BASE_URL" "$ANTHROPIC_API_KEY"'] },
+      { endpoint: "http://127.0.0.1:9/v1" },
+    );
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.deepEqual(result.stdout.split("\n"), ["http://127.0.0.1:9", SECRET]);
   });
 
   it("writes the initial conversation in OpenAI chat shape to VF_MESSAGES_FILE", async () => {

@@ -12,14 +12,14 @@ import {
   DEFAULT_IDLE_MS,
   type Http1Origin,
   idleMsFor,
-} from "../lib/model/http1/connection_pool.ts";
-import { exchange, Http1RequestError, type Http1Response } from "../lib/model/http1/exchange.ts";
-import { requestBytes } from "../lib/model/http1/request_bytes.ts";
+} from "../lib/clients/http1/connection_pool.ts";
+import { exchange, Http1RequestError, type Http1Response } from "../lib/clients/http1/exchange.ts";
+import { requestBytes } from "../lib/clients/http1/request_bytes.ts";
 import {
   Http1ParseError,
   type ResponseHead,
   ResponseParser,
-} from "../lib/model/http1/response_parser.ts";
+} from "../lib/clients/http1/response_parser.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -20,9 +20,9 @@ import {
   type InterceptionServer,
   type SessionTrace,
   startInterceptionServer,
-} from "../lib/model/interception_server.ts";
-import { inProcessOracle, type OracleServer, startOracleServer } from "../lib/model/oracle.ts";
-import { createProviderClient, type ProviderClient } from "../lib/model/provider_client.ts";
+} from "../lib/interception/mod.ts";
+import { inProcessOracle, type OracleServer, startOracleServer } from "../lib/clients/oracle.ts";
+import { createProviderClient, type ProviderClient } from "../lib/clients/provider_client.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 
 const ORIGIN = "http://127.0.0.1:1";

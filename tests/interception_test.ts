@@ -10,10 +10,10 @@ import {
   type SessionOptions,
   type SessionTrace,
   startInterceptionServer,
-} from "../lib/model/interception_server.ts";
-import { createProviderClient, type ProviderClient } from "../lib/model/provider_client.ts";
-import { outcomeFromCompletion, parseChatUsage } from "../lib/model/chat_dialect.ts";
-import { ChatStreamAccumulator } from "../lib/model/chat_stream.ts";
+} from "../lib/interception/mod.ts";
+import { createProviderClient, type ProviderClient } from "../lib/clients/provider_client.ts";
+import { outcomeFromCompletion, parseChatUsage } from "../lib/dialects/chat/codec.ts";
+import { ChatStreamAccumulator } from "../lib/dialects/chat/stream.ts";
 import { SseSplitter } from "../kit/wire/sse.ts";
 import { branches, lastReply, numTurns } from "../kit/trace/derived.ts";
 import {

@@ -24,7 +24,7 @@ import { fence, renderTemplate } from "../kit/scoring/template.ts";
 import { finalReply, transcript } from "../kit/scoring/transcript.ts";
 import { configureJudge } from "../lib/rollout/judge_context.ts";
 import { judgeRewardKey, scoreTrace } from "../lib/rollout/scoring.ts";
-import { createProviderClient } from "../lib/model/provider_client.ts";
+import { createProviderClient } from "../lib/clients/provider_client.ts";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { ConfigError, InputError, TaskError } from "../kit/errors.ts";
 import { loadPlugin } from "../lib/plugins/load.ts";

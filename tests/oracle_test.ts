@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { type OracleServer, startOracleServer } from "../lib/model/oracle.ts";
+import { type OracleServer, startOracleServer } from "../lib/clients/oracle.ts";
 import bashHarness from "../plugins/harnesses/bash/mod.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
 import { harnessConfig } from "./_trace_helpers.ts";

@@ -9,9 +9,9 @@ import {
   DEFAULT_STALL_TIMEOUT_S,
   joinUrl,
   MAX_RESPONSE_BYTES,
-} from "../lib/model/provider_client.ts";
+} from "../lib/clients/provider_client.ts";
 import process from "node:process";
-import type { ProviderResponse } from "../lib/model/provider_client.ts";
+import type { ProviderResponse } from "../lib/clients/provider_client.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { at } from "./_assert.ts";
 import { startCannedReplyServer } from "./_canned_reply_server.ts";

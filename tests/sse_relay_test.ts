@@ -10,8 +10,8 @@ import { addSecret, MASK } from "../kit/secrets.ts";
 import type { WireReply, WireRequest } from "../kit/wire/http.ts";
 import { sendJson } from "../kit/wire/http.ts";
 import { SseSplitter } from "../kit/wire/sse.ts";
-import { type SessionTrace, startInterceptionServer } from "../lib/model/interception_server.ts";
-import { inProcessClient } from "../lib/model/in_process_client.ts";
+import { type SessionTrace, startInterceptionServer } from "../lib/interception/mod.ts";
+import { inProcessClient } from "../lib/clients/in_process_client.ts";
 
 const encode = (s: string) => new TextEncoder().encode(s);
 

@@ -82,7 +82,16 @@ export interface DialectRoute {
   path: string;
   /** A model call when absent; else the answer, from the path and the session's model. */
   answer?: (path: string, model: string) => DialectAnswer;
+  /**
+   * A side request that is no model turn (e.g. Anthropic's `count_tokens`): its JSON body
+   * goes to the same path under the provider's base URL with the run's model, and the
+   * provider's answer comes back as it is (secrets scrubbed). Never recorded.
+   */
+  relay?: boolean;
 }
+
+/** The finish reasons a trace records (`FinishReason`, verifiers/v1/types.py@a60a606). */
+export type TraceFinishReason = "stop" | "length" | "tool_calls";
 
 /** Options of {@link Dialect.prepare}. */
 export interface PrepareOptions {
@@ -108,6 +117,17 @@ export interface Dialect {
   readonly endpoint: string;
   /** Every route served (model calls and informational ones). */
   readonly routes: readonly DialectRoute[];
+  /** The stream's terminal event as said in errors (e.g. `data: [DONE]`). */
+  readonly terminalEvent?: string;
+  /** The provider's auth headers for `key`. @default `authorization: Bearer <key>` */
+  upstreamAuth?(key: string): Record<string, string>;
+  /** Headers sent upstream unless the program sent its own (e.g. an API version). */
+  readonly upstreamHeaders?: Readonly<Record<string, string>>;
+  /**
+   * A provider's finish reason as the trace records it; null for any other (the trace then
+   * keeps the native one). @default the chat reasons kept, any other null
+   */
+  finishReason?(native: string | null): TraceFinishReason | null;
   /** Paths answered before authentication (e.g. an API this server does not serve). */
   refuse?(path: string): DialectAnswer | null;
   /** Reads a program's parsed JSON body; a string is the reason it is not a valid request. */
@@ -134,8 +154,8 @@ export interface Dialect {
   renderResponse(outcome: DialectOutcome, meta: RenderMeta): unknown;
   /** Renders an answer as the provider's stream: each string one whole SSE event. */
   renderStream(outcome: DialectOutcome, meta: RenderMeta): string[];
-  /** This dialect's error body. */
-  errorBody(message: string, type?: string, code?: string | null): unknown;
+  /** This dialect's error body (`status`: the HTTP status it is sent with, when known). */
+  errorBody(message: string, type?: string, code?: string | null, status?: number): unknown;
   /** The message of a provider's error body (or the text itself). */
   errorMessage(text: string): string;
   /** True when an error says the prompt does not fit the model's context. */

@@ -17,10 +17,10 @@ import {
 } from "../../kit/errors.ts";
 import type { ClientConfigValue } from "./rollout.ts";
 import { DEFAULT_BASE_URL, type JudgeEntry } from "../config/eval_config.ts";
-import { parseChatUsage } from "../model/chat_dialect.ts";
+import { parseChatUsage } from "../dialects/chat/codec.ts";
 import { errorMessageOf } from "../../kit/wire/chat.ts";
 import { anySignal } from "../../kit/util/any_signal.ts";
-import { createProviderClient, type ProviderClient, stallMs } from "../model/provider_client.ts";
+import { createProviderClient, type ProviderClient, stallMs } from "../clients/provider_client.ts";
 import type {
   HookContext,
   JudgeCompleteOptions,

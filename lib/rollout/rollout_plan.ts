@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { InterceptionServer } from "../model/interception_server.ts";
-import type { ProviderClient } from "../model/provider_client.ts";
-import type { OracleServer } from "../model/oracle.ts";
+import type { InterceptionServer } from "../interception/mod.ts";
+import type { ProviderClient } from "../clients/provider_client.ts";
+import type { OracleServer } from "../clients/oracle.ts";
 import type {
   HarnessConfig,
   HarnessPlugin,

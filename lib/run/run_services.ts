@@ -5,9 +5,9 @@
  * @module
  */
 import type { LoadedConfig } from "../config/load_config.ts";
-import { startInterceptionServer } from "../model/interception_server.ts";
-import { inProcessOracle } from "../model/oracle.ts";
-import { createProviderClient, stallMs } from "../model/provider_client.ts";
+import { startInterceptionServer } from "../interception/mod.ts";
+import { inProcessOracle } from "../clients/oracle.ts";
+import { createProviderClient, stallMs } from "../clients/provider_client.ts";
 import { buildRolloutPlan } from "./plan.ts";
 import type { CheckedInputs } from "./run_inputs.ts";
 import type { RunLog } from "./run_log.ts";

@@ -3,30 +3,23 @@
  * {@link dialectConformance} with samples of its wire format written by hand in the test
  * (never produced by the dialect under test): a program's requests, a provider's JSON and
  * streamed answers and an error body, with what each means in the trace's terms. The suite
- * checks the dialect reads them, that what it renders reads back the same, and that the
- * interception server serving it records the calls as the trace expects — against a
- * loopback upstream that answers the samples as they are.
+ * checks the dialect reads them, that what it renders reads back the same, and
+ * (dialect_served.ts) that the interception server serving it records the calls as the
+ * trace expects, refuses and fails in the dialect's error bodies, and that the oracle
+ * answers in it. tests/dialect_conformance_test.ts runs it for every dialect served.
  *
  * @module
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Message } from "../../kit/trace/types.ts";
-import type { Dialect, DialectOutcome, DialectStreamReader } from "../../kit/wire/dialect.ts";
+import type { Message, ToolSpec } from "../../kit/trace/types.ts";
+import type { Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
 import { findRoute } from "../../kit/wire/dialect.ts";
-import { SseSplitter } from "../../kit/wire/sse.ts";
-import {
-  type InterceptionServer,
-  type SessionTrace,
-  startInterceptionServer,
-} from "../../lib/model/interception_server.ts";
-import { createProviderClient, type ProviderClient } from "../../lib/model/provider_client.ts";
+import { readStream, servedConformance } from "./dialect_served.ts";
 
 /** Hand-written samples of a dialect's wire format and what they mean. */
 export interface DialectSamples {
-  /** A program's non-streaming request body. */
+  /** A program's non-streaming request body; it offers {@link DialectSamples.tools}. */
   request: Record<string, unknown>;
   /** The same request asking for a stream. */
   streamRequest: Record<string, unknown>;
@@ -44,17 +37,15 @@ export interface DialectSamples {
   contextLengthMessage: string;
   /** Bodies that are not requests of this dialect. */
   invalidRequests: unknown[];
-}
-
-/** Reads a raw SSE text event by event; returns the reader and the last verdict's kind. */
-function readStream(reader: DialectStreamReader, text: string): string[] {
-  const splitter = new SseSplitter();
-  return [...splitter.push(text), ...splitter.end()].map((e) => reader.read(e).kind);
+  /** The tools the request offers, as `trace.tools` records them. */
+  tools: ToolSpec[];
+  /** A request offering a `bash` tool (the oracle's test), streamed when `stream` is true. */
+  bashRequest(stream: boolean): Record<string, unknown>;
 }
 
 /** Runs the conformance suite for `dialect` with `samples`. */
 export function dialectConformance(name: string, dialect: Dialect, samples: DialectSamples): void {
-  const callRoute = dialect.routes.find((r) => r.answer === undefined);
+  const callRoute = dialect.routes.find((r) => r.answer === undefined && !r.relay);
 
   describe(`dialect conformance: ${name}`, () => {
     it("declares its routes: paths from the root, one of them a model call", () => {
@@ -142,138 +133,6 @@ export function dialectConformance(name: string, dialect: Dialect, samples: Dial
       assert.equal(dialect.isContextLengthError(500, samples.contextLengthMessage), false);
     });
 
-    describe("served by the interception server", () => {
-      let upstream: http.Server;
-      let client: ProviderClient;
-      let server: InterceptionServer;
-      const seen: { path: string; session: string | undefined; body: unknown }[] = [];
-
-      before(async () => {
-        // A loopback provider answering the samples as they are; strict about the path.
-        upstream = http.createServer((req, res) => {
-          let text = "";
-          req.setEncoding("utf8");
-          req.on("data", (c: string) => (text += c));
-          req.on("end", () => {
-            const body = JSON.parse(text) as Record<string, unknown>;
-            seen.push({
-              path: req.url ?? "",
-              session: req.headers["x-session-id"] as string,
-              body,
-            });
-            if (req.method !== "POST" || req.url !== `/v1${dialect.endpoint}`) {
-              res.writeHead(404, { "content-type": "application/json" });
-              return res.end(samples.error.text);
-            }
-            if (body.stream === true) {
-              res.writeHead(200, { "content-type": "text/event-stream" });
-              return res.end(samples.stream);
-            }
-            res.writeHead(200, { "content-type": "application/json" });
-            res.end(samples.response);
-          });
-        });
-        await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
-        const port = (upstream.address() as AddressInfo).port;
-        client = createProviderClient({ baseUrl: `http://127.0.0.1:${port}/v1` });
-        server = await startInterceptionServer({ dialects: [dialect] });
-      });
-      after(async () => {
-        await server.close();
-        client.close();
-        await new Promise<void>((r) => upstream.close(() => r()));
-      });
-
-      const newTrace = (): SessionTrace => ({
-        id: `conf${seen.length}`,
-        nodes: [],
-        calls: [],
-        tools: [],
-        stop_condition: null,
-      });
-      const post = (secret: string | null, path: string, body: unknown, method = "POST") =>
-        fetch(`${server.url}${path}`, {
-          method,
-          headers: {
-            "content-type": "application/json",
-            ...(secret === null ? {} : { authorization: `Bearer ${secret}` }),
-          },
-          ...(method === "POST" ? { body: JSON.stringify(body) } : {}),
-        });
-
-      for (const streaming of [false, true]) {
-        it(`records a ${streaming ? "streamed" : "JSON"} call: the graph, the call, the model`, async () => {
-          const trace = newTrace();
-          const session = server.open({
-            trace,
-            model: "run-model",
-            sampling: {},
-            client,
-            limits: {},
-          });
-          const res = await post(
-            session.secret,
-            callRoute!.path,
-            streaming ? samples.streamRequest : samples.request,
-          );
-          assert.equal(res.status, 200, await res.clone().text());
-          await res.text();
-          session.close();
-          assert.equal(trace.calls.length, 1);
-          const call = trace.calls[0]!;
-          assert.equal(call.error, null);
-          assert.equal(call.endpoint, dialect.endpoint);
-          assert.equal(call.model, "run-model");
-          assert.deepEqual(call.usage, samples.outcome.usage);
-          assert.deepEqual(
-            trace.nodes.map((n) => n.message),
-            [...samples.requestMessages, samples.outcome.message],
-          );
-          assert.equal(trace.nodes.at(-1)!.sampled, true);
-          assert.equal(call.node, trace.nodes.length - 1);
-          const last = seen.at(-1)!;
-          assert.equal(last.session, trace.id);
-          assert.equal((last.body as { model?: unknown }).model, "run-model");
-        });
-      }
-
-      it("refuses an unknown secret (401), a wrong method (405) and a closed session (409)", async () => {
-        const unknown = await post("nope", callRoute!.path, samples.request);
-        assert.equal(unknown.status, 401);
-        assert.ok(dialect.errorMessage(await unknown.text()).length > 0);
-        const wrong = await post(null, callRoute!.path, undefined, "GET");
-        assert.equal(wrong.status, 405);
-        await wrong.text();
-        const session = server.open({
-          trace: newTrace(),
-          model: "m",
-          sampling: {},
-          client,
-          limits: {},
-        });
-        session.close();
-        const closed = await post(session.secret, callRoute!.path, samples.request);
-        assert.equal(closed.status, 409);
-        await closed.text();
-      });
-
-      it("answers its fixed routes for an open session", async () => {
-        const session = server.open({
-          trace: newTrace(),
-          model: "run-model",
-          sampling: {},
-          client,
-          limits: {},
-        });
-        for (const route of dialect.routes.filter((r) => r.answer)) {
-          const path = route.path.endsWith("/") ? `${route.path}run-model` : route.path;
-          const res = await post(session.secret, path, undefined, route.method);
-          const expected = route.answer!(path, "run-model");
-          assert.equal(res.status, expected.status, path);
-          assert.deepEqual(await res.json(), JSON.parse(JSON.stringify(expected.body)));
-        }
-        session.close();
-      });
-    });
+    servedConformance(dialect, samples, callRoute!);
   });
 }

@@ -4,9 +4,10 @@
  * and the model name in environment variables (names configurable), the prompt text in
  * `prompt_var`, the system prompt in `system_prompt_var`, and the whole initial
  * conversation (OpenAI chat shape, JSON) in the file named by `VF_MESSAGES_FILE`. The
- * endpoint serves chat completions (`POST /v1/chat/completions`) and `GET /v1/models` (the
- * run's model); the Responses API is refused with a message saying to use chat
- * completions. The tail of the program's stdout and stderr is kept on the trace
+ * endpoint serves chat completions (`POST /v1/chat/completions`), `GET /v1/models` (the
+ * run's model) and Anthropic Messages (`POST /v1/messages`, `.../count_tokens`): Anthropic
+ * SDKs find the endpoint's root in `ANTHROPIC_BASE_URL` and the key in `ANTHROPIC_API_KEY`;
+ * the Responses API is refused with a message saying to use chat completions. The tail of the program's stdout and stderr is kept on the trace
  * (`info.agent_output`) whatever its exit code.
  *
  * @module
@@ -35,6 +36,12 @@ const config = z.object({
     "Variable that receives the per-rollout API key.",
   ),
   model_var: varName.default("OPENAI_MODEL").describe("Variable that receives the model name."),
+  anthropic_base_url_var: varName.default("ANTHROPIC_BASE_URL").describe(
+    "Variable that receives the endpoint's root for Anthropic SDKs (no /v1).",
+  ),
+  anthropic_api_key_var: varName.default("ANTHROPIC_API_KEY").describe(
+    "Variable that receives the per-rollout API key for Anthropic SDKs.",
+  ),
   prompt_var: varName.default("VF_PROMPT").describe(
     "Variable that receives the prompt text (the user messages, blank-line separated).",
   ),
@@ -60,6 +67,8 @@ export default defineHarness({
     await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
     const env: Record<string, string> = {
       ...cfg.env,
+      [cfg.anthropic_base_url_var]: ctx.endpoint.replace(/\/v1\/?$/, ""),
+      [cfg.anthropic_api_key_var]: ctx.secret,
       [cfg.base_url_var]: ctx.endpoint,
       [cfg.api_key_var]: ctx.secret,
       [cfg.model_var]: ctx.model,

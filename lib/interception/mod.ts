@@ -11,9 +11,10 @@
  * `rollout stopped: <condition>`, else the provider's own status (503/504/502 for
  * transport, timeout and malformed responses).
  *
- * The parts: interception/server.ts (routes, authentication, sessions),
- * interception/call.ts (one call), interception/relay.ts (streams),
- * interception/session.ts (a rollout's state and limits), interception/headers.ts.
+ * The parts: server.ts (routes, authentication, sessions), call.ts (one call), relay.ts
+ * (streams), session.ts (a rollout's state and limits), headers.ts, graph.ts (the trace's
+ * message graph). The dialects served are lib/dialects/mod.ts's; the upstream clients are
+ * in lib/clients/.
  *
  * @module
  */
@@ -22,10 +23,10 @@ export {
   type InterceptionServer,
   type InterceptionServerOptions,
   startInterceptionServer,
-} from "./interception/server.ts";
+} from "./server.ts";
 export type {
   InterceptionSession,
   SessionLimits,
   SessionOptions,
   SessionTrace,
-} from "./interception/session.ts";
+} from "./session.ts";

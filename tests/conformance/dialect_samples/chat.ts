@@ -1,9 +1,27 @@
 /**
- * The OpenAI chat completions dialect passes the dialect conformance suite, with samples
+ * Samples of the OpenAI chat completions dialect for the dialect conformance suite,
  * written here by hand in the shape OpenAI's API documents (not produced by the dialect).
+ *
+ * @module
  */
-import { openAIChat } from "../lib/model/openai_chat.ts";
-import { dialectConformance } from "./conformance/dialect_conformance.ts";
+import type { DialectSamples } from "../dialect_conformance.ts";
+
+const tools = [{
+  type: "function",
+  function: {
+    name: "calc",
+    description: "Evaluates an arithmetic expression",
+    parameters: { type: "object", properties: { expr: { type: "string" } } },
+  },
+}];
+const bash = {
+  type: "function",
+  function: {
+    name: "bash",
+    description: "Runs a shell command",
+    parameters: { type: "object", properties: { command: { type: "string" } } },
+  },
+};
 
 const messages = [
   { role: "system", content: "Be brief." },
@@ -53,9 +71,10 @@ const stream = [
   "data: [DONE]\n\n",
 ].join("");
 
-dialectConformance("openai chat completions", openAIChat, {
-  request: { model: "gpt-sample", messages, temperature: 1 },
-  streamRequest: { model: "gpt-sample", messages, stream: true },
+/** The chat dialect's samples. */
+export const chatSamples: DialectSamples = {
+  request: { model: "gpt-sample", messages, tools, temperature: 1 },
+  streamRequest: { model: "gpt-sample", messages, tools, stream: true },
   requestMessages: [
     { role: "system", content: "Be brief." },
     { role: "user", content: "What is 2+2? Use the calculator." },
@@ -117,4 +136,16 @@ dialectConformance("openai chat completions", openAIChat, {
   contextLengthMessage:
     "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
   invalidRequests: [null, [], "text", { model: "m" }, { messages: "hi" }],
-});
+  tools: [{
+    name: "calc",
+    description: "Evaluates an arithmetic expression",
+    parameters: { type: "object", properties: { expr: { type: "string" } } },
+    strict: null,
+  }],
+  bashRequest: (stream) => ({
+    model: "gpt-sample",
+    messages: [{ role: "user", content: "Say hi in a shell." }],
+    tools: [bash],
+    ...(stream ? { stream: true } : {}),
+  }),
+};

@@ -1,6 +1,6 @@
 /**
  * One HTTP/1.1 request and its response over a pooled connection: the request written in
- * one piece (with the others of the event loop's turn: lib/model/http1/write_soon.ts),
+ * one piece (with the others of the event loop's turn: lib/clients/http1/write_soon.ts),
  * the response head delivered as a promise, the body as a byte stream that pauses the
  * socket while its reader lags. When the response ends and allows it, the
  * connection goes back to the pool before the reader has even taken the last bytes.

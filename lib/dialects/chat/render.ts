@@ -6,10 +6,10 @@
  *
  * @module
  */
-import type { Message, Usage } from "../../kit/trace/types.ts";
-import type { ChatToolCall } from "../../kit/wire/chat.ts";
-import type { DialectOutcome, RenderMeta } from "../../kit/wire/dialect.ts";
-import { sseData } from "../../kit/wire/sse.ts";
+import type { Message, Usage } from "../../../kit/trace/types.ts";
+import type { ChatToolCall } from "../../../kit/wire/chat.ts";
+import type { DialectOutcome, RenderMeta } from "../../../kit/wire/dialect.ts";
+import { sseData } from "../../../kit/wire/sse.ts";
 
 /** Characters per streamed content or arguments piece. */
 const CHUNK_CHARS = 16;

@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { ProviderError } from "../../../kit/errors.ts";
-import { concatBytes } from "../../../kit/util/bytes.ts";
-import { redact } from "../../../kit/secrets.ts";
-import type { DialectOutcome, DialectStreamReader } from "../../../kit/wire/dialect.ts";
-import type { WireReply } from "../../../kit/wire/http.ts";
-import { formatSseEvent, type SseEvent, SseSplitter } from "../../../kit/wire/sse.ts";
-import type { ProviderStreamResponse } from "../provider_client.ts";
+import { ProviderError } from "../../kit/errors.ts";
+import { concatBytes } from "../../kit/util/bytes.ts";
+import { redact } from "../../kit/secrets.ts";
+import type { DialectOutcome, DialectStreamReader } from "../../kit/wire/dialect.ts";
+import type { WireReply } from "../../kit/wire/http.ts";
+import { formatSseEvent, type SseEvent, SseSplitter } from "../../kit/wire/sse.ts";
+import type { ProviderStreamResponse } from "../clients/provider_client.ts";
 import { relayHeaders } from "./headers.ts";
 import type { Recorded, Session } from "./session.ts";
 
@@ -28,6 +28,8 @@ export interface StreamCall {
   fail(err: ProviderError): void;
   /** Records a call cut off by its session's end. */
   closedMidway(): null;
+  /** The stream's terminal event, as said in errors. */
+  terminalEvent: string;
 }
 
 /** Relays a stream event by event; commits and sends the terminal event at the end. */
@@ -115,7 +117,7 @@ export async function relayStream(
     : !reader.answered
     ? "provider stream ended without a completion"
     : done === null
-    ? "provider stream ended before its terminal event (data: [DONE])"
+    ? `provider stream ended before its terminal event (${call.terminalEvent})`
     : null;
   if (broken !== null) {
     // Cut the program's stream off: ended cleanly it would pass for a complete answer.

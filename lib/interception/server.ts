@@ -1,7 +1,7 @@
 /**
  * The interception server's front: routes each request to the dialect that serves its
- * path, refuses what no dialect serves (404/405), authenticates the rollout by its bearer
- * secret (401 unknown, 409 closed), then answers a dialect's fixed route or hands a model
+ * path, refuses what no dialect serves (404/405), authenticates the rollout by its secret
+ * (`x-api-key` or bearer; 401 unknown, 409 closed), then answers a dialect's fixed route or hands a model
  * call to call.ts. Sessions open and close here; closed secrets are remembered in a ring.
  * The handler serves the socket (programs in a runtime) and, registered in-process, the
  * host-side harnesses, which reach it through `wireFetch` (kit/wire/in_process.ts).
@@ -9,19 +9,20 @@
  * @module
  */
 import http from "node:http";
-import type { Dialect, DialectRoute } from "../../../kit/wire/dialect.ts";
-import { findRoute } from "../../../kit/wire/dialect.ts";
+import type { Dialect, DialectRoute } from "../../kit/wire/dialect.ts";
+import { findRoute } from "../../kit/wire/dialect.ts";
 import {
   closeServer,
   fromNode,
   listenLoopback,
   sendJson,
   type WireHandler,
-} from "../../../kit/wire/http.ts";
-import { serveInProcess } from "../../../kit/wire/in_process.ts";
-import { openAIChat } from "../openai_chat.ts";
+} from "../../kit/wire/http.ts";
+import { serveInProcess } from "../../kit/wire/in_process.ts";
+import { ALL_DIALECTS } from "../dialects/mod.ts";
 import { handleCall, sendError, type ServerContext } from "./call.ts";
-import { bearer } from "./headers.ts";
+import { rolloutSecret } from "./headers.ts";
+import { handlePassthrough } from "./passthrough.ts";
 import { type InterceptionSession, Session, type SessionOptions } from "./session.ts";
 
 /** A log callback (the library never prints). */
@@ -30,7 +31,7 @@ export type InterceptionLog = (level: "debug" | "info" | "warn", message: string
 /** Options of {@link startInterceptionServer}. */
 export interface InterceptionServerOptions {
   log?: InterceptionLog;
-  /** The dialects served; the first one also words the errors of unknown routes. @default [openAIChat] */
+  /** The dialects served; the first one also words the errors of unknown routes. @default ALL_DIALECTS */
   dialects?: readonly Dialect[];
 }
 
@@ -126,13 +127,6 @@ class InterceptionRouter {
   async #route(...[req, reply]: Parameters<WireHandler>): Promise<void> {
     const main = this.#dialects[0]!;
     const path = req.path;
-    for (const d of this.#dialects) {
-      const refused = d.refuse?.(path);
-      if (refused) {
-        req.discard();
-        return sendJson(reply, refused.status, refused.body, { "x-should-retry": "false" });
-      }
-    }
     let dialect: Dialect = main;
     let route: DialectRoute | undefined;
     for (const d of this.#dialects) {
@@ -144,6 +138,13 @@ class InterceptionRouter {
     }
     if (!route) {
       req.discard();
+      // A dialect's refusal answers only a path no dialect serves.
+      for (const d of this.#dialects) {
+        const refused = d.refuse?.(path);
+        if (refused) {
+          return sendJson(reply, refused.status, refused.body, { "x-should-retry": "false" });
+        }
+      }
       const message =
         `Unknown request URL: ${req.method} ${path} (this server answers ${this.#served})`;
       return sendError(reply, main, 404, message, "invalid_request_error", "unknown_url");
@@ -152,7 +153,7 @@ class InterceptionRouter {
       req.discard();
       return sendError(reply, dialect, 405, `Method ${req.method} not allowed on ${path}`);
     }
-    const secret = bearer(req.headers);
+    const secret = rolloutSecret(req.headers);
     const session = secret === null ? undefined : this.sessions.get(secret);
     if (!session || session.closed) {
       req.discard();
@@ -169,6 +170,7 @@ class InterceptionRouter {
         : {};
       return sendJson(reply, answer.status, answer.body, headers);
     }
+    if (route.relay) return await handlePassthrough(this.#ctx, dialect, req, reply, session);
     await handleCall(this.#ctx, dialect, req, reply, session);
   }
 }
@@ -178,7 +180,7 @@ export async function startInterceptionServer(
   options: InterceptionServerOptions = {},
 ): Promise<InterceptionServer> {
   const router = new InterceptionRouter(
-    options.dialects ?? [openAIChat],
+    options.dialects ?? ALL_DIALECTS,
     options.log ?? (() => {}),
   );
   const server = http.createServer((req, res) => void router.handle(...fromNode(req, res)));

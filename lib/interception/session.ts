@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../../../kit/errors.ts";
-import type { ModelCall, Trace } from "../../../kit/trace/types.ts";
-import type { ProviderClient } from "../provider_client.ts";
-import { randomHex } from "../../../kit/util/random_pool.ts";
-import type { SessionLimits } from "../../config/eval_config.ts";
+import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
+import type { ModelCall, Trace } from "../../kit/trace/types.ts";
+import type { ProviderClient } from "../clients/provider_client.ts";
+import { randomHex } from "../../kit/util/random_pool.ts";
+import type { SessionLimits } from "../config/eval_config.ts";
 
 export type { SessionLimits };
 

@@ -1,6 +1,7 @@
 /**
- * The oracle model: an OpenAI-compatible chat completions provider that answers
- * each rollout with its task's reference {@link Solution}. It finds the rollout by the
+ * The oracle model: a provider that answers each rollout with its task's reference
+ * {@link Solution}, in the dialect of the route it is called on (every dialect of
+ * lib/dialects/mod.ts: chat completions, Anthropic Messages, ...). It finds the rollout by the
  * `X-Session-ID` header (the interception server forwards the trace id upstream under it).
  *
  * With `solution.commands` and a `bash` tool in the request, turn k (k = assistant
@@ -13,9 +14,8 @@
  */
 import { createServer } from "node:http";
 import type { Solution } from "../../kit/contract.ts";
-import type { Message } from "../../kit/trace/types.ts";
-import { openAIErrorBody } from "../../kit/wire/chat.ts";
-import type { DialectOutcome } from "../../kit/wire/dialect.ts";
+import type { Message, ToolSpec } from "../../kit/trace/types.ts";
+import type { Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
 import {
   closeServer,
   fromNode,
@@ -25,7 +25,7 @@ import {
   type WireReply,
 } from "../../kit/wire/http.ts";
 import { inProcessClient } from "./in_process_client.ts";
-import { openAIChat } from "./openai_chat.ts";
+import { ALL_DIALECTS } from "../dialects/mod.ts";
 import type { ProviderClient } from "./provider_types.ts";
 
 const decoder = new TextDecoder();
@@ -54,53 +54,64 @@ export interface Oracle {
   register(traceId: string, solution: Solution): void;
   /** Forgets a session; later requests for it get a 400. */
   unregister(traceId: string): void;
-  /** Serves one request to `/v1/chat/completions`. */
+  /** Serves one request to a dialect's model-call route (e.g. `/v1/chat/completions`). */
   readonly handle: WireHandler;
 }
 
+/** The dialect whose model-call route is `path`, if any. */
+function dialectAt(dialects: readonly Dialect[], path: string): Dialect | undefined {
+  return dialects.find((d) => d.routes.some((r) => !r.answer && !r.relay && r.path === path));
+}
+
 /** The oracle's state and request handler (serve it with {@link startOracleServer}). */
-function createOracle(): Oracle {
+function createOracle(dialects: readonly Dialect[] = ALL_DIALECTS): Oracle {
   const sessions = new Map<string, Solution>();
   let counter = 0;
 
   async function serve(...[req, reply]: Parameters<WireHandler>): Promise<void> {
     const path = req.path;
-    if (path !== "/v1/chat/completions") {
+    const dialect = dialectAt(dialects, path);
+    if (!dialect) {
       req.discard();
       return sendError(reply, 404, `unknown route ${req.method} ${path}`, "not_found");
     }
+    const fail = (status: number, message: string, code: string) =>
+      sendError(reply, status, message, code, dialect);
     if (req.method !== "POST") {
       req.discard();
-      return sendError(reply, 405, `method ${req.method} not allowed`, "method_not_allowed");
+      return fail(405, `method ${req.method} not allowed`, "method_not_allowed");
     }
     const raw = await req.body(MAX_BODY_BYTES);
-    if (raw === null) return sendError(reply, 413, "request body too large", "too_large");
+    if (raw === null) return fail(413, "request body too large", "too_large");
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(decoder.decode(raw));
     } catch {
-      return sendError(reply, 400, "request body is not valid JSON", "invalid_json");
+      return fail(400, "request body is not valid JSON", "invalid_json");
     }
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      return sendError(reply, 400, "request body must be a JSON object", "invalid_request");
+      return fail(400, "request body must be a JSON object", "invalid_request");
     }
     if (typeof body.model !== "string" || body.model === "") {
-      return sendError(reply, 400, "you must provide a model parameter", "missing_model");
+      return fail(400, "you must provide a model parameter", "missing_model");
     }
-    if (!Array.isArray(body.messages) || body.messages.length === 0) {
-      return sendError(reply, 400, "'messages' must be a non-empty array", "invalid_messages");
+    const request = dialect.parseRequest(body);
+    if (typeof request === "string") return fail(400, request, "invalid_messages");
+    if (request.messages.length === 0) {
+      return fail(400, "'messages' must be a non-empty array", "invalid_messages");
     }
     const sessionId = req.headers["x-session-id"] ?? null;
     const solution = sessionId === null ? undefined : sessions.get(sessionId);
     if (!solution) {
       const what = sessionId === null ? "no X-Session-ID header" : `unknown session '${sessionId}'`;
-      return sendError(reply, 400, `oracle: ${what}`, "unknown_session");
+      return fail(400, `oracle: ${what}`, "unknown_session");
     }
-    const outcome = answerFor(solution, body.messages, body.tools);
-    const meta = { id: `chatcmpl-oracle-${++counter}`, model: body.model, created: nowS() };
-    if (body.stream !== true) return sendJson(reply, 200, openAIChat.renderResponse(outcome, meta));
+    const tools = dialect.prepare(request, body.model, {}, { streamUsage: false }).tools;
+    const outcome = answerFor(solution, request.messages, tools);
+    const meta = { id: `${dialect.id}-oracle-${++counter}`, model: body.model, created: nowS() };
+    if (!request.stream) return sendJson(reply, 200, dialect.renderResponse(outcome, meta));
     const opts = body.stream_options as { include_usage?: unknown } | undefined;
-    const events = openAIChat.renderStream(outcome, {
+    const events = dialect.renderStream(outcome, {
       ...meta,
       includeUsage: opts?.include_usage === true,
     });
@@ -161,9 +172,13 @@ export async function startOracleServer(): Promise<OracleServer> {
 }
 
 /** Decides the next reply from the solution and the conversation so far. */
-function answerFor(solution: Solution, messages: unknown[], tools: unknown): DialectOutcome {
+function answerFor(
+  solution: Solution,
+  messages: readonly Message[],
+  tools: readonly ToolSpec[] | null,
+): DialectOutcome {
   const commands = solution.commands ?? [];
-  if (commands.length > 0 && offersBash(tools)) {
+  if (commands.length > 0 && tools?.some((t) => t.name === "bash")) {
     const done = messages.filter(isBashCall).length;
     if (done < commands.length) {
       const args = JSON.stringify({ command: commands[done] });
@@ -180,19 +195,12 @@ function answerFor(solution: Solution, messages: unknown[], tools: unknown): Dia
   return { message, finishReason: "stop", usage: usageFor(messages, text) };
 }
 
-function offersBash(tools: unknown): boolean {
-  return Array.isArray(tools) &&
-    tools.some((t) => (t as { function?: { name?: unknown } })?.function?.name === "bash");
-}
-
-function isBashCall(message: unknown): boolean {
-  const m = message as { role?: unknown; tool_calls?: unknown };
-  return m?.role === "assistant" && Array.isArray(m.tool_calls) &&
-    m.tool_calls.some((c) => (c as { function?: { name?: unknown } })?.function?.name === "bash");
+function isBashCall(message: Message): boolean {
+  return message.role === "assistant" && (message.tool_calls ?? []).some((c) => c.name === "bash");
 }
 
 /** Plausible token counts: about four characters per token. */
-function usageFor(messages: unknown[], answer: string) {
+function usageFor(messages: readonly Message[], answer: string) {
   const prompt = Math.max(1, Math.ceil(JSON.stringify(messages).length / 4));
   const completion = Math.max(1, Math.ceil(answer.length / 4));
   return {
@@ -204,10 +212,16 @@ function usageFor(messages: unknown[], answer: string) {
   };
 }
 
-/** An error in OpenAI's shape: `type` from the status, the oracle's own `code`. */
-function sendError(reply: WireReply, status: number, message: string, code: string): void {
+/** An error in the dialect's shape (OpenAI's by default): the oracle's own `code`. */
+function sendError(
+  reply: WireReply,
+  status: number,
+  message: string,
+  code: string,
+  dialect: Dialect = ALL_DIALECTS[0]!,
+): void {
   const type = status >= 500 ? "server_error" : "invalid_request_error";
-  sendJson(reply, status, openAIErrorBody(message, type, code));
+  sendJson(reply, status, dialect.errorBody(message, type, code, status));
 }
 
 function nowS(): number {

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { Message, Usage } from "../../kit/trace/types.ts";
-import { isRecord } from "../../kit/util/is_record.ts";
-import type { DialectStreamReader, StreamVerdict } from "../../kit/wire/dialect.ts";
-import type { SseEvent } from "../../kit/wire/sse.ts";
-import { type ChatOutcome, num, parseChatUsage, str } from "./chat_dialect.ts";
+import type { Message, Usage } from "../../../kit/trace/types.ts";
+import { isRecord } from "../../../kit/util/is_record.ts";
+import type { DialectStreamReader, StreamVerdict } from "../../../kit/wire/dialect.ts";
+import type { SseEvent } from "../../../kit/wire/sse.ts";
+import { type ChatOutcome, num, parseChatUsage, str } from "./codec.ts";
 
 interface PartialToolCall {
   id: string;

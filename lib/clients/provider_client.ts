@@ -1,6 +1,6 @@
 /**
- * The provider client: one OpenAI-compatible upstream (`POST {baseUrl}/chat/completions`).
- * Bearer auth from an environment variable, extra headers, a connect timeout and a stall
+ * The provider client: one upstream (`POST {baseUrl}/chat/completions`, or the path of the
+ * program's dialect). Auth from an environment variable (Bearer, or the dialect's header), extra headers, a connect timeout and a stall
  * timeout (no byte from the provider for that long fails the call; a long generation that
  * keeps sending is never cut), streaming bodies, AbortSignal. No retries, except one: a call
  * whose pooled keep-alive connection the provider closed before answering is sent once more
@@ -240,7 +240,11 @@ export function createProviderClient(options: ProviderClientOptions): ProviderCl
         for (const k of Object.keys(source)) headers[k.toLowerCase()] = source[k]!;
       }
     }
-    headers["authorization"] = `Bearer ${key}`;
+    if (request.auth === undefined) headers["authorization"] = `Bearer ${key}`;
+    else {
+      const auth = request.auth(key);
+      for (const k of Object.keys(auth)) headers[k.toLowerCase()] = auth[k]!;
+    }
     let bytes: Uint8Array;
     try {
       bytes = requestBytes(parsed, headers, payload);

@@ -14,6 +14,8 @@ export interface ProviderRequest {
   body: unknown;
   /** Headers of this request (below the client's own headers and auth). */
   headers?: Record<string, string>;
+  /** The auth headers for the client's key. @default `authorization: Bearer <key>` */
+  auth?: ((key: string) => Record<string, string>) | undefined;
   /** Cancels the request and its body stream. */
   signal?: AbortSignal;
 }

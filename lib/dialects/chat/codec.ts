@@ -2,14 +2,14 @@
  * Reading OpenAI chat completions in the trace's terms: chat messages into the trace's own
  * {@link Message}, the model/sampling overrides, the recorded sampling whitelist, usage,
  * finish reasons, tool specs and the context-length error. The wire shapes themselves are
- * in kit/wire/chat.ts; streams in chat_stream.ts; the dialect in openai_chat.ts.
+ * in kit/wire/chat.ts; streams in stream.ts; the dialect in mod.ts.
  *
  * @module
  */
-import type { ContentPart, Message, ToolCall, ToolSpec, Usage } from "../../kit/trace/types.ts";
-import { isRecord } from "../../kit/util/is_record.ts";
-import type { ChatMessage, ChatRequestBody } from "../../kit/wire/chat.ts";
-import type { DialectOutcome } from "../../kit/wire/dialect.ts";
+import type { ContentPart, Message, ToolCall, ToolSpec, Usage } from "../../../kit/trace/types.ts";
+import { isRecord } from "../../../kit/util/is_record.ts";
+import type { ChatMessage, ChatRequestBody } from "../../../kit/wire/chat.ts";
+import type { DialectOutcome } from "../../../kit/wire/dialect.ts";
 
 /** Settings recorded in `ModelCall.sampling` when present in the body sent upstream. */
 const CHAT_SAMPLING_KEYS: readonly string[] = [
@@ -155,7 +155,7 @@ export function chatToMessage(raw: ChatMessage): Message {
       const calls = toolCallsFromChat(raw.tool_calls);
       if (calls) msg.tool_calls = calls;
       // a copy: the message must hold nothing of `raw`, which a harness in this process may
-      // be handed as its own (lib/model/interception/call.ts)
+      // be handed as its own (lib/interception/call.ts)
       if (raw.provider_state !== undefined) {
         msg.provider_state = structuredClone(raw.provider_state);
       }

@@ -8,19 +8,19 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { ProviderError, traceErrorRecord } from "../../../kit/errors.ts";
-import { redact } from "../../../kit/secrets.ts";
+import { ProviderError, traceErrorRecord } from "../../kit/errors.ts";
+import { redact } from "../../kit/secrets.ts";
 import type {
   Dialect,
   DialectOutcome,
   DialectRequest,
   UpstreamCall,
-} from "../../../kit/wire/dialect.ts";
-import { sendJson, type WireReply, type WireRequest } from "../../../kit/wire/http.ts";
-import { normalizeFinishReason } from "../chat_dialect.ts";
-import { commitTurn } from "../graph.ts";
-import type { ProviderClient, ProviderResponse } from "../provider_client.ts";
-import { forwardHeaders, relayHeaders } from "./headers.ts";
+} from "../../kit/wire/dialect.ts";
+import { sendJson, type WireReply, type WireRequest } from "../../kit/wire/http.ts";
+import { normalizeFinishReason } from "../dialects/chat/codec.ts";
+import { commitTurn } from "./graph.ts";
+import type { ProviderClient, ProviderResponse } from "../clients/provider_client.ts";
+import { relayHeaders, upstreamHeaders } from "./headers.ts";
 import { relayStream, type StreamCall } from "./relay.ts";
 import {
   closedError,
@@ -38,7 +38,8 @@ export interface ServerContext {
   refuseStreamUsage: WeakSet<ProviderClient>;
 }
 
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** The largest program request body read (a longer one is refused, 413). */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const decoder = new TextDecoder();
 const MAX_REPLAYS = 32;
 /** Request bodies up to this many characters are their own replay key; longer ones are hashed. */
@@ -53,7 +54,9 @@ export function sendError(
   type = "invalid_request_error",
   code: string | null = null,
 ): void {
-  sendJson(reply, status, dialect.errorBody(message, type, code), { "x-should-retry": "false" });
+  sendJson(reply, status, dialect.errorBody(message, type, code, status), {
+    "x-should-retry": "false",
+  });
 }
 
 /** Handles one program request to the dialect's call route. */
@@ -169,8 +172,10 @@ async function exchange(
   const call = entry.call;
   const sendError_ = (status: number, message: string, type?: string, code?: string) =>
     sendError(reply, dialect, status, message, type, code);
-  const relayError = (err: ProviderError) =>
-    sendJson(reply, err.statusCode ?? 502, dialect.errorBody(err.message, "provider_error"));
+  const relayError = (err: ProviderError) => {
+    const status = err.statusCode ?? 502;
+    sendJson(reply, status, dialect.errorBody(err.message, "provider_error", null, status));
+  };
 
   const fail = (err: ProviderError) => {
     if (session.closed) return;
@@ -180,7 +185,7 @@ async function exchange(
   };
   const commit = (outcome: DialectOutcome) => {
     if (session.closed) return;
-    call.finish_reason = normalizeFinishReason(outcome.finishReason);
+    call.finish_reason = (dialect.finishReason ?? normalizeFinishReason)(outcome.finishReason);
     if (outcome.finishReason !== null && call.finish_reason === null) {
       call.native_finish_reason = outcome.finishReason;
     }
@@ -200,11 +205,13 @@ async function exchange(
   // repaired fails the rollout (verifiers/v1/interception/server.py@a60a606).
   session.providerError = null;
   let response: ProviderResponse;
+  const headers = upstreamHeaders(dialect, req.headers, trace.id);
   const send = () =>
     client.send({
       path: dialect.endpoint,
       body: upstream.body,
-      headers: forwardHeaders(req.headers, trace.id),
+      headers,
+      auth: (key) => dialect.upstreamAuth?.(key) ?? { authorization: `Bearer ${key}` },
       signal: session.abort.signal,
     });
   try {
@@ -296,14 +303,23 @@ async function exchange(
       const headers = { ...relayHeaders(response.headers), "content-type": "application/json" };
       const text = redact(response.text);
       // A harness in this process takes the parsed body rather than parse it again: the
-      // record holds none of it (lib/model/chat_dialect.ts chatToMessage copies what it
+      // record holds none of it (lib/dialects/chat/codec.ts chatToMessage copies what it
       // keeps), and nothing was scrubbed from the text, so it is what the text parses to.
       if (text === response.text) reply.offerParsed?.(response.json);
       sendJson(reply, response.status, text, headers);
       return { status: response.status, headers, body: text };
     }
 
-    const stream: StreamCall = { reply, session, response, commit, fail, closedMidway };
+    const terminalEvent = dialect.terminalEvent ?? "its terminal event";
+    const stream: StreamCall = {
+      reply,
+      session,
+      response,
+      commit,
+      fail,
+      closedMidway,
+      terminalEvent,
+    };
     return await relayStream(stream, dialect.streamReader(upstream.relayUsage));
   } catch (err) {
     if (session.closed) return closedMidway();

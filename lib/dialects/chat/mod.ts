@@ -5,19 +5,19 @@
  *
  * @module
  */
-import { isRecord } from "../../kit/util/is_record.ts";
+import { isRecord } from "../../../kit/util/is_record.ts";
 import {
   CHAT_COMPLETIONS_PATH,
   type ChatRequestBody,
   errorMessageOf,
   openAIErrorBody,
-} from "../../kit/wire/chat.ts";
+} from "../../../kit/wire/chat.ts";
 import type {
   Dialect,
   DialectAnswer,
   DialectRequest,
   UpstreamCall,
-} from "../../kit/wire/dialect.ts";
+} from "../../../kit/wire/dialect.ts";
 import {
   applyChatOverrides,
   chatToMessage,
@@ -25,9 +25,9 @@ import {
   outcomeFromCompletion,
   recordedSampling,
   toolSpecsFromChat,
-} from "./chat_dialect.ts";
-import { renderChatCompletion, renderChatStream } from "./chat_render.ts";
-import { ChatStreamReader } from "./chat_stream.ts";
+} from "./codec.ts";
+import { renderChatCompletion, renderChatStream } from "./render.ts";
+import { ChatStreamReader } from "./stream.ts";
 
 /** The answer to the Responses API, which an agent's SDK prints as the error's message. */
 const RESPONSES_UNSUPPORTED =

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Dialect } from "../../kit/wire/dialect.ts";
 
 /** Headers of the program's request that are never forwarded upstream. */
 const DROP_REQUEST_HEADERS = new Set([
@@ -60,9 +61,31 @@ export function forwardHeaders(
   return out;
 }
 
+/**
+ * The headers of one upstream call: the dialect's own defaults (an API version), then the
+ * program's headers as {@link forwardHeaders} keeps them, then the trace id.
+ */
+export function upstreamHeaders(
+  dialect: Dialect,
+  headers: Readonly<Record<string, string>>,
+  traceId: string,
+): Record<string, string> {
+  const forwarded = forwardHeaders(headers, traceId);
+  return dialect.upstreamHeaders ? { ...dialect.upstreamHeaders, ...forwarded } : forwarded;
+}
+
 /** The bearer token of a request's `authorization` header, or null. */
 export function bearer(headers: Readonly<Record<string, string>>): string | null {
   const auth = headers["authorization"];
   const m = typeof auth === "string" ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
   return m ? m[1]!.trim() : null;
+}
+
+/**
+ * The rollout's secret: an `x-api-key` header (as Anthropic's SDKs send keys) or else a
+ * bearer token (as OpenAI's SDKs do, and Anthropic's with an auth token); null if neither.
+ */
+export function rolloutSecret(headers: Readonly<Record<string, string>>): string | null {
+  const key = headers["x-api-key"]?.trim();
+  return key ? key : bearer(headers);
 }
