@@ -56,6 +56,8 @@ export interface InstallOptions {
   root?: string;
   /** Longest the install may take, in ms. @default 600000 */
   timeoutMs?: number;
+  /** Extra environment for npm (e.g. `npm_config_registry`). @default none */
+  npmEnv?: Record<string, string>;
 }
 
 /** The marker a complete install holds. */
@@ -180,7 +182,7 @@ async function install(bundle: AgentBundle, dir: string, options: InstallOptions
       ["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--omit=dev"],
       {
         cwd: tmp,
-        env: { ...allowedHostEnv(), npm_config_update_notifier: "false" },
+        env: { ...allowedHostEnv(), npm_config_update_notifier: "false", ...options.npmEnv },
         timeoutMs: options.timeoutMs ?? 600_000,
         signal: options.signal,
         maxOutputBytes: 64 * 1024,
