@@ -288,3 +288,22 @@ export function copyRunDir(runDir: string): string {
   cpSync(runDir, dir, { recursive: true });
   return dir;
 }
+
+/**
+ * Asserts Python's real models load every line of a run's traces.jsonl as a `WireEpisode`;
+ * says visibly when they cannot run here, and checks nothing more then (the schemas are
+ * checked by {@link assertPythonReadable} either way).
+ */
+export function assertRealPythonLoadsEpisodes(lines: readonly string[]): void {
+  const why = realPythonUnavailable();
+  if (why) {
+    console.log(`# skipped the real Python v1 models check: ${why}`);
+    return;
+  }
+  const answers = runRealPython(lines.map((l) => ({ kind: "episode", value: JSON.parse(l) })));
+  if (answers.length !== lines.length) {
+    throw new Error(`Python answered ${answers.length} of ${lines.length} lines`);
+  }
+  const refused = answers.flatMap((a, i) => a.ok ? [] : [`line ${i + 1}: ${a.error}`]);
+  if (refused.length > 0) throw new Error(`Python v1 refuses:\n  ${refused.join("\n  ")}`);
+}

@@ -60,6 +60,13 @@ export function servedConformance(
             session: req.headers["x-session-id"] as string,
             body,
           });
+          const relayed = dialect.routes.find((r) =>
+            r.relay && req.url === new URL(joinUrl("http://h/v1", r.path)).pathname
+          );
+          if (req.method === "POST" && relayed) {
+            res.writeHead(200, { "content-type": "application/json" });
+            return res.end(JSON.stringify({ relayed: relayed.path, model: body.model }));
+          }
           if (
             req.method !== "POST" ||
             req.url !== new URL(joinUrl("http://h/v1", dialect.endpoint)).pathname
@@ -212,6 +219,19 @@ export function servedConformance(
       assert.equal(trace.calls.length, 1);
       assert.ok(trace.calls[0]!.error?.message.includes(samples.error.message));
       assert.equal(trace.calls[0]!.node, null);
+    });
+
+    it("relays its side requests with the run's model, recording nothing", async () => {
+      for (const route of dialect.routes.filter((r) => r.relay)) {
+        const { trace, session } = openSession({ max_turns: 0 });
+        const res = await post(session.secret, route.path, samples.request);
+        assert.equal(res.status, 200, await res.clone().text());
+        assert.deepEqual(await res.json(), { relayed: route.path, model: "run-model" });
+        session.close();
+        assert.equal(trace.calls.length, 0);
+        assert.equal(trace.nodes.length, 0);
+        assert.equal(trace.stop_condition, null, "a side request is no turn a limit counts");
+      }
     });
 
     it("refuses an unknown secret (401), a wrong method (405) and a closed session (409)", async () => {
