@@ -77,6 +77,10 @@ export interface AcpPrepareContext<C> {
 export interface AcpLaunch {
   argv: string[];
   env: Record<string, string>;
+  /** More fields of `session/new` (the agent's `_meta`, `systemPrompt`). */
+  sessionParams?: Record<string, unknown>;
+  /** A session mode to set after `session/new`. */
+  modeId?: string;
 }
 
 /** What an ACP harness declares. */
@@ -85,7 +89,10 @@ export interface AcpHarnessSpec<S extends z.ZodObject<z.ZodRawShape>> {
   description: string;
   /** The agent's own keys (the ACP keys are added). */
   config: S;
+  /** The packages installed by default (`vf harnesses install` installs these). */
   bundle: AgentBundle;
+  /** The packages for a config (e.g. by its `version` key). @default always `bundle` */
+  bundleFor?(config: HarnessConfig & z.output<S> & AcpKeys): AgentBundle;
   /** Writes the rollout's agent config (under `stateDir`) and names the adapter. */
   prepare(p: AcpPrepareContext<HarnessConfig & z.output<S> & AcpKeys>): Promise<AcpLaunch>;
 }
@@ -102,14 +109,15 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
     description: spec.description,
     config,
     capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
-    async setup(runtime, _config, signal) {
+    async setup(runtime, config, signal) {
       checkRuntime(spec.id, runtime);
-      await ensureAgentInstall(spec.bundle, { signal });
+      await ensureAgentInstall(spec.bundleFor?.(config as C) ?? spec.bundle, { signal });
     },
     async launch(raw): Promise<ProgramResult> {
       const ctx = raw as unknown as HarnessLaunchContext<C>;
       checkRuntime(spec.id, ctx.runtime);
-      const installDir = await ensureAgentInstall(spec.bundle, {
+      const bundle = spec.bundleFor?.(ctx.config) ?? spec.bundle;
+      const installDir = await ensureAgentInstall(bundle, {
         signal: ctx.signal,
         log: ctx.log,
       });
@@ -132,6 +140,8 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
           cwd: ctx.runtime.workdir,
           prompt: promptText(ctx.messages.filter((m) => m.role === "user")),
           permissions: ctx.config.permissions,
+          ...(launch.sessionParams ? { sessionParams: launch.sessionParams } : {}),
+          ...(launch.modeId !== undefined ? { modeId: launch.modeId } : {}),
           startTimeoutMs: ctx.config.start_timeout * 1000,
           signal: ctx.signal,
           record,

@@ -34,6 +34,10 @@ export interface AcpSessionOptions {
   prompt: string;
   /** MCP servers for `session/new`. @default none */
   mcpServers?: McpServer[];
+  /** More fields of `session/new` (an agent's `_meta`, `systemPrompt`). @default none */
+  sessionParams?: Record<string, unknown>;
+  /** A session mode to set after `session/new` (`session/set_mode`). @default none */
+  modeId?: string;
   /** How to answer `session/request_permission`. @default "allow" */
   permissions?: PermissionPolicy;
   /** Time for `initialize` and `session/new` together, in ms. */
@@ -145,11 +149,21 @@ export async function runAcpSession(
       const session = await step(
         "session/new",
         connection.agent.request("session/new", {
+          ...options.sessionParams,
           cwd: options.cwd,
           mcpServers: options.mcpServers ?? [],
         }),
       );
       options.record.session_id = session.sessionId;
+      if (options.modeId !== undefined) {
+        await step(
+          "session/set_mode",
+          connection.agent.request("session/set_mode", {
+            sessionId: session.sessionId,
+            modeId: options.modeId,
+          }),
+        );
+      }
       clearTimeout(timer);
 
       // the prompt: until the turn ends, the adapter exits, or the rollout is cut short
