@@ -195,6 +195,12 @@ export interface HarnessPlugin<S extends ConfigSchema = ConfigSchema>
    * `vf harnesses install` and `prune` can name them.
    */
   agentBundle?: AgentBundle;
+  /**
+   * Names a model call the agent makes on its own (Claude Code's session title), else null:
+   * the call is recorded with `auxiliary` set, and is not a turn, not the rollout's answer,
+   * and a failure of it fails nothing.
+   */
+  auxiliaryCall?(request: { path: string; body: unknown }): string | null;
   /** Installs what the harness needs in the runtime (counts against the setup timeout). */
   setup?(runtime: Runtime, config: HarnessConfig<S>, signal: AbortSignal): Promise<void>;
   /** Runs the agent until it is done; every model call goes through `ctx.endpoint`. */

@@ -14,6 +14,7 @@ import claude from "../plugins/harnesses/claude-code/mod.ts";
 import { isInstalled } from "../kit/harness/acp/install.ts";
 import type { AcpRecord } from "../kit/harness/acp/record.ts";
 import { evalInProcess } from "./_eval.ts";
+import { lastReply, numTurns } from "../kit/trace/derived.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "./fakes/anthropic_server.ts";
 import { realPythonUnavailable, runRealPython } from "./_python_v1.ts";
 import { at } from "./_assert.ts";
@@ -106,7 +107,13 @@ rollout = 180
     const workdir = trace.agent.runtime.id!;
     const toolTurn = fake.requests.find((r) => hasToolResult(r.body));
     assert.ok(JSON.stringify(toolTurn?.body.messages).includes(`${workdir}\\nacp-ok`));
-    assert.ok(trace.calls.length >= 2, "the tool-call turn and the answer turn");
+    // the session title is recorded but marked: it is neither a turn nor the answer
+    const titles = trace.calls.filter((c) => c.auxiliary === "session_title");
+    assert.equal(titles.length, 1, JSON.stringify(trace.calls));
+    const own = trace.calls.filter((c) => c.auxiliary === undefined && c.error === null);
+    assert.deepEqual(own.map((c) => c.finish_reason), ["tool_calls", "stop"]);
+    assert.equal(numTurns(trace), 2);
+    assert.equal(lastReply(trace), "Done. The answer is 42.");
     assert.equal(trace.rewards.match?.score, 1, JSON.stringify(trace.rewards));
     for (const r of fake.requests) assert.equal(r.headers["x-api-key"], KEY);
     assert.ok(!at(lines, 0).includes(KEY), "the key never reaches the trace");

@@ -48,6 +48,9 @@ export async function runAgent(
     sampling: plan.sampling,
     client: plan.client,
     limits: plan.limits,
+    ...(plan.harness.auxiliaryCall
+      ? { auxiliary: plan.harness.auxiliaryCall.bind(plan.harness) }
+      : {}),
     ...(stops.length
       ? {
         stops: async () => {

@@ -93,6 +93,8 @@ export interface AcpHarnessSpec<S extends z.ZodObject<z.ZodRawShape>> {
   bundle: AgentBundle;
   /** The packages for a config (e.g. by its `version` key). @default always `bundle` */
   bundleFor?(config: HarnessConfig & z.output<S> & AcpKeys): AgentBundle;
+  /** Names a model call the agent makes on its own (a session title), else null. */
+  auxiliaryCall?(request: { path: string; body: unknown }): string | null;
   /** Writes the rollout's agent config (under `stateDir`) and names the adapter. */
   prepare(p: AcpPrepareContext<HarnessConfig & z.output<S> & AcpKeys>): Promise<AcpLaunch>;
 }
@@ -106,6 +108,7 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
   return defineHarness({
     id: spec.id,
     agentBundle: spec.bundle,
+    ...(spec.auxiliaryCall ? { auxiliaryCall: spec.auxiliaryCall } : {}),
     description: spec.description,
     config,
     capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },

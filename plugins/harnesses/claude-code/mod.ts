@@ -33,6 +33,7 @@ export default defineAcpHarness({
   config,
   bundle: BUNDLES[DEFAULT_VERSION]!,
   bundleFor: (cfg) => BUNDLES[cfg.version] ?? BUNDLES[DEFAULT_VERSION]!,
+  auxiliaryCall: ({ body }) => isTitleCall(body) ? "session_title" : null,
   prepare({ ctx, installDir, stateDir, js, systemPrompt, modulePath }) {
     const disallowed = ctx.config.disabled_tools ?? [];
     const claudeCode: Record<string, unknown> = {};
@@ -66,6 +67,20 @@ export default defineAcpHarness({
     });
   },
 });
+
+/**
+ * Claude Code's session-title call: no tools, and an answer shaped by a JSON schema
+ * (`output_config.format`) whose one property is `title`.
+ */
+function isTitleCall(body: unknown): boolean {
+  const b = body as {
+    tools?: unknown[];
+    output_config?: { format?: { type?: string; schema?: { properties?: object } } };
+  };
+  const format = b?.output_config?.format;
+  return (b?.tools ?? []).length === 0 && format?.type === "json_schema" &&
+    Object.keys(format.schema?.properties ?? {}).join() === "title";
+}
 
 /** Claude Code's native binary in the install (the platform's package holds it). */
 function claudeBinary(installDir: string): string {
