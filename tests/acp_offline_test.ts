@@ -105,3 +105,23 @@ describe("ACP agents in a loopback-only network namespace", { skip: noTools ?? f
     });
   }
 });
+
+describe("agentConnections()", () => {
+  it("finds a lookup by a thread of a child of the adapter, and not the host's own", () => {
+    const strace = [
+      '100  execve("/usr/bin/deno", ["deno"], 0x0 /* 1 var */) = 0',
+      '100  connect(5, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.53")}, 16) = -1',
+      "100  clone3({flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD}, 88 <unfinished ...>",
+      '200  execve("/c/agents/pi@1/node_modules/bun", ["bun"], 0x0 /* 1 var */) = 0',
+      "100  <... clone3 resumed>) = 200",
+      "200  clone(child_stack=NULL, flags=CLONE_CHILD_SETTID|SIGCHLD) = 300",
+      "300  clone3({flags=CLONE_VM|CLONE_THREAD|CLONE_SIGHAND, exit_signal=0}, 88) = 301",
+      '301  connect(9, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.53")}, 16) = -1',
+      '200  connect(7, {sa_family=AF_INET, sin_port=htons(4000), sin_addr=inet_addr("127.0.0.1")}, 16) = 0',
+    ].join("\n");
+    const { root, connects } = agentConnections(strace, (p) => p.includes("/agents/"));
+    assert.equal(root, 200);
+    assert.deepEqual(connects.map((c) => c.pid), [300, 200]);
+    assert.match(connects[0]!.text, /htons\(53\)/);
+  });
+});
