@@ -28,6 +28,8 @@ const PARAMETERS = new Set([
   "previous_response_id",
   "prompt",
   "prompt_cache_key",
+  // sent by Codex on every call (openai/codex#27122: its turn metadata for the Responses API)
+  "client_metadata",
   "reasoning",
   "safety_identifier",
   "service_tier",
@@ -42,6 +44,18 @@ const PARAMETERS = new Set([
   "top_p",
   "truncation",
   "user",
+]);
+
+/** The API's own tools: no name, no parameters (Codex sends `web_search`). */
+const BUILT_IN_TOOLS = new Set([
+  "web_search",
+  "web_search_preview",
+  "file_search",
+  "code_interpreter",
+  "image_generation",
+  "computer_use_preview",
+  "local_shell",
+  "mcp",
 ]);
 
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
@@ -169,6 +183,9 @@ export function checkRequest(body: Record<string, unknown>): RequestProblem | nu
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return problem("Invalid type for 'tools'.", "tools");
     for (const [i, tool] of body.tools.entries()) {
+      if (isObject(tool) && typeof tool.type === "string" && BUILT_IN_TOOLS.has(tool.type)) {
+        continue;
+      }
       if (!isObject(tool) || tool.type !== "function" || typeof tool.name !== "string") {
         return problem(`Missing required parameter: 'tools[${i}].name'.`, `tools[${i}].name`);
       }
