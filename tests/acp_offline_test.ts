@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pi from "../plugins/harnesses/pi/mod.ts";
 import claude from "../plugins/harnesses/claude-code/mod.ts";
+import codex from "../plugins/harnesses/codex/mod.ts";
 import { isInstalled } from "../kit/harness/acp/install.ts";
 import type { HarnessPlugin } from "../kit/contract.ts";
 
@@ -65,7 +66,10 @@ export function agentConnections(strace: string, isAgentExec: (path: string) => 
   return { root, connects: connects.filter((c) => root !== null && descends(c.pid)) };
 }
 
-const AGENTS: [string, HarnessPlugin][] = [["pi", pi], ["claude-code", claude]];
+const AGENTS: [string, HarnessPlugin][] = [["pi", pi], ["claude-code", claude], [
+  "codex",
+  codex,
+]];
 
 describe("ACP agents in a loopback-only network namespace", { skip: noTools ?? false }, () => {
   for (const [id, plugin] of AGENTS) {
