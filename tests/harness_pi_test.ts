@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -107,10 +107,55 @@ rollout = 120
     assert.ok(String(tool?.content).includes("acp-ok"), JSON.stringify(tool));
     assert.ok(!at(lines, 0).includes(KEY), "the key never reaches the trace");
 
+    const first = at(fake.requests, 0).body;
+    assert.ok(first.tools.some((t: { function: { name: string } }) => t.function.name === "write"));
+
     const why = realPythonUnavailable();
     if (why === null) {
       const [answer] = runRealPython([{ kind: "episode", value: JSON.parse(at(lines, 0)) }]);
       assert.ok(answer?.ok, answer?.error);
     }
+  });
+
+  it("hands pi the skills, the disabled tools and the system prompt", async () => {
+    const skill = join(dir, "skills", "proof-writer");
+    mkdirSync(skill, { recursive: true });
+    writeFileSync(
+      join(skill, "SKILL.md"),
+      "---\nname: proof-writer\ndescription: Writes proof files for the acp test.\n---\n" +
+        "Write the proof.\n",
+    );
+    writeFileSync(
+      join(dir, "sys.jsonl"),
+      JSON.stringify({ prompt: "Go.", answer: "42", system_prompt: "Be terse, acp-system." }) +
+        "\n",
+    );
+    const config = join(dir, "pi-keys.toml");
+    writeFileSync(
+      config,
+      `model = "test-model"
+[client]
+base_url = ${JSON.stringify(fake.url)}
+api_key_var = "${KEY_VAR}"
+[env.taskset]
+id = "jsonl"
+path = ${JSON.stringify(join(dir, "sys.jsonl"))}
+[env.agent.harness]
+id = "pi"
+disabled_tools = ["write", "edit"]
+skills = [${JSON.stringify(skill)}]
+`,
+    );
+    const before = fake.requests.length;
+    const { episodes } = await evalInProcess(["@", config]);
+    const trace = at(at(episodes, 0).traces, 0);
+    assert.deepEqual(trace.errors, [], JSON.stringify(trace.errors));
+    const first = at(fake.requests, before).body;
+    const tools = first.tools.map((t: { function: { name: string } }) => t.function.name);
+    assert.ok(tools.includes("bash"), JSON.stringify(tools));
+    assert.ok(!tools.includes("write") && !tools.includes("edit"), JSON.stringify(tools));
+    const system = String(first.messages[0].content);
+    assert.ok(system.includes("Writes proof files for the acp test."), "the skill is offered");
+    assert.ok(system.includes("Be terse, acp-system."), "the system prompt is appended");
   });
 });

@@ -93,6 +93,8 @@ export interface AcpHarnessSpec<S extends z.ZodObject<z.ZodRawShape>> {
   bundle: AgentBundle;
   /** The packages for a config (e.g. by its `version` key). @default always `bundle` */
   bundleFor?(config: HarnessConfig & z.output<S> & AcpKeys): AgentBundle;
+  /** True when `prepare` hands the config's `skills` to the agent. @default false */
+  supportsSkills?: boolean;
   /** Names a model call the agent makes on its own (a session title), else null. */
   auxiliaryCall?(request: { path: string; body: unknown }): string | null;
   /** Writes the rollout's agent config (under `stateDir`) and names the adapter. */
@@ -114,11 +116,13 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
     capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
     async setup(runtime, config, signal) {
       checkRuntime(spec.id, runtime);
+      checkSkills(spec, config as C);
       await ensureAgentInstall(spec.bundleFor?.(config as C) ?? spec.bundle, { signal });
     },
     async launch(raw): Promise<ProgramResult> {
       const ctx = raw as unknown as HarnessLaunchContext<C>;
       checkRuntime(spec.id, ctx.runtime);
+      checkSkills(spec, ctx.config);
       const bundle = spec.bundleFor?.(ctx.config) ?? spec.bundle;
       const installDir = await ensureAgentInstall(bundle, {
         signal: ctx.signal,
@@ -155,6 +159,15 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
       }
     },
   }) as unknown as HarnessPlugin;
+}
+
+/** Refuses `skills` for an agent that takes none. */
+function checkSkills(spec: { id: string; supportsSkills?: boolean }, config: AcpKeys): void {
+  if (config.skills.length > 0 && spec.supportsSkills !== true) {
+    throw new HarnessError(`harness '${spec.id}' does not take skills`, {
+      hint: "Remove env.agent.harness.skills, or use a harness that takes them (pi)",
+    });
+  }
 }
 
 /** Refuses runtimes the harness cannot use (no live programs, or not on this host). */

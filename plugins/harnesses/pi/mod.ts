@@ -27,6 +27,7 @@ export default defineAcpHarness({
   description: "The pi coding agent over ACP (pi-acp), its model calls through the endpoint " +
     "as chat completions",
   config,
+  supportsSkills: true,
   bundle: {
     name: "pi",
     version: "0.84.1",
