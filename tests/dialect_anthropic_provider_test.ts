@@ -3,7 +3,8 @@
  * through a live interception server: the fake refuses what the API refuses; the run's model
  * and sampling are imposed in Messages' shape (`max_tokens` the program's unless the run sets
  * one; `temperature` and `top_p` the run's alone); what the provider refuses comes back with
- * its status and body; the program's own `anthropic-version` is the one sent.
+ * its status and body, an `error` event mid-stream fails the call; the program's own
+ * `anthropic-version` is the one sent.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -107,7 +108,13 @@ describe("the Anthropic dialect served against it", () => {
   let client: ProviderClient;
   let server: InterceptionServer;
   before(async () => {
-    fake = await startFakeAnthropic({ apiKey: KEY, script: () => ({ text: "fine" }) });
+    fake = await startFakeAnthropic({
+      apiKey: KEY,
+      script: (body) =>
+        body.max_tokens === 13
+          ? { text: "x", streamError: { type: "overloaded_error", message: "Overloaded" } }
+          : { text: "fine" },
+    });
     client = createProviderClient({
       baseUrl: fake.url,
       apiKeyVar: "ANT_KEY",
@@ -180,5 +187,23 @@ describe("the Anthropic dialect served against it", () => {
     const sent = fake.requests.at(-1)!;
     assert.equal(sent.body.max_tokens, 7);
     assert.equal(sent.headers["anthropic-version"], "2023-06-01");
+  });
+
+  it("an error event mid-stream reaches the program and fails the call", async () => {
+    const { trace, session } = open({});
+    const res = await call(session.secret, {
+      model: "p",
+      max_tokens: 13,
+      stream: true,
+      messages: USER,
+    });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /event: error\ndata: .*"overloaded_error"/);
+    assert.doesNotMatch(text, /message_stop/);
+    session.close();
+    assert.equal(trace.calls.length, 1);
+    assert.match(at(trace.calls, 0).error!.message, /stream reported an error: Overloaded/);
+    assert.equal(at(trace.calls, 0).node, null);
   });
 });

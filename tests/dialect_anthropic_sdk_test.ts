@@ -5,7 +5,8 @@
  * calls go to a strict loopback Anthropic provider (tests/fakes/anthropic_server.ts). Every
  * model call lands in the trace, `count_tokens` in none; the SDK's retries after a 529 and
  * after a dropped connection are sent again when nothing was sampled and replayed when it
- * was; Python v1's models load every trace line.
+ * was; Python v1's models load every trace line. With `-m oracle` the same program gets
+ * the task's answer in Anthropic's dialect, JSON and streamed, with no provider at all.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -72,6 +73,11 @@ if (mode === "full") {
   const final = await stream.finalMessage();
   const counted = await client.messages.countTokens({ model, messages: [user] });
   Object.assign(out, { first, second, final, events, counted });
+} else if (mode === "oracle") {
+  const json = await client.messages.create({ model, max_tokens: 64, messages: [user] });
+  const turn2 = [user, { role: "assistant", content: json.content }, { role: "user", content: "Again." }];
+  const streamed = await client.messages.stream({ model, max_tokens: 64, messages: turn2 }).finalMessage();
+  Object.assign(out, { json, streamed });
 } else {
   out.message = await client.messages.create({ model, max_tokens: 64, messages: [user] });
   out.fetches = fetches;
@@ -275,5 +281,45 @@ describe("the Anthropic SDK as the program, through the command harness", () => 
 
   it("writes trace lines Python v1's models load", () => {
     assertRealPythonLoadsEpisodes(traceLines(runDir));
+  });
+});
+
+describe("the Anthropic SDK as the program, answered by the oracle", () => {
+  it("gets the task's answer as a Message and as a stream; both calls are in the trace", async () => {
+    const root = mkdtempSync(join(tmpdir(), "vf-anthropic-oracle-"));
+    try {
+      writeFileSync(join(root, "agent.mjs"), AGENT);
+      writeFileSync(join(root, "tasks.jsonl"), JSON.stringify({ prompt: "oracle", answer: "42" }));
+      const out = await run([
+        "jsonl",
+        "--env.taskset.path",
+        join(root, "tasks.jsonl"),
+        "--env.agent.harness.id",
+        "command",
+        "--env.agent.harness.command",
+        JSON.stringify(["node", join(root, "agent.mjs")]),
+        "-m",
+        "oracle",
+        "-o",
+        root,
+      ], root);
+      const lines = traceLines(out.runDir);
+      assert.equal(lines.length, 1);
+      const trace = at((JSON.parse(at(lines, 0)) as Episode).traces, 0);
+      assert.equal(trace.ok, true, JSON.stringify(trace.errors));
+      const output = trace.info.agent_output as { stdout: string; stderr: string };
+      const answer = JSON.parse(output.stdout);
+      assert.equal(answer.json.content[0].text, "42", output.stderr);
+      assert.equal(answer.json.stop_reason, "end_turn");
+      assert.equal(answer.streamed.content[0].text, "42");
+      assert.deepEqual(trace.calls.map((c) => [c.endpoint, c.finish_reason, c.error]), [
+        ["/v1/messages", "stop", null],
+        ["/v1/messages", "stop", null],
+      ]);
+      assert.equal(trace.nodes.filter((n) => n.sampled).length, 2);
+      assertRealPythonLoadsEpisodes(lines);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -1,12 +1,14 @@
 /**
  * The interception server serving the OpenAI Responses API against a strict loopback
  * Responses provider: a relayed stream keeps the API's event order with the final event
- * last, the program's fields reach the provider as it sent them (so the provider's own
- * refusals come back), and a stream cut short, an `error` event and a failed response
- * each fail the call with what happened, never passing for an answer.
+ * last, the SDK's input-token count is relayed unrecorded, the program's fields reach the
+ * provider as it sent them (so the provider's own refusals come back), and a stream cut
+ * short, an `error` event and a failed response each fail the call with what happened,
+ * never passing for an answer.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import OpenAI from "openai";
 import { createProviderClient, type ProviderClient } from "../lib/clients/provider_client.ts";
 import {
   type InterceptionServer,
@@ -113,6 +115,32 @@ describe("interception of the Responses API", () => {
     assert.match(at(refused.trace.calls, 0).error?.message ?? "", /Unknown parameter: 'seed'/);
   });
 
+  it("relays the SDK's input-token count with the run's model, recording nothing", async () => {
+    const trace: SessionTrace = {
+      id: "count",
+      nodes: [],
+      calls: [],
+      tools: [],
+      stop_condition: null,
+    };
+    const session = server.open({ trace, model: "run-model", sampling: {}, client, limits: {} });
+    const sdk = new OpenAI({ baseURL: session.endpoint, apiKey: session.secret, maxRetries: 0 });
+    const count = await sdk.responses.inputTokens.count({
+      model: "program-model",
+      input: "count me",
+    });
+    assert.deepEqual(count, { object: "response.input_tokens", input_tokens: 3 });
+    assert.equal(fake.counts.at(-1)!.body.model, "run-model");
+    assert.equal(fake.counts.at(-1)!.headers.authorization, `Bearer ${KEY}`);
+    await assert.rejects(
+      sdk.responses.inputTokens.count({ model: "m", input: "x", seed: 1 } as never),
+      (e: unknown) =>
+        e instanceof OpenAI.BadRequestError && /Unknown parameter: 'seed'/.test(e.message),
+    );
+    session.close();
+    assert.deepEqual([trace.calls.length, trace.nodes.length], [0, 0]);
+  });
+
   it("cuts the program's stream off when the provider's ends before its final event", async () => {
     reply = { text: "a long answer cut in the middle", dropAfterEvents: 5 };
     const { text, trace } = await call({ input: "hi", stream: true });
@@ -138,7 +166,7 @@ describe("interception of the Responses API", () => {
     assert.match(streamed.text ?? "", /"type":"error"/, "the event reaches the program");
     assert.match(
       at(streamed.trace.calls, 0).error?.message ?? "",
-      /provider stream reported an error: server_error: overloaded, try again/,
+      /provider stream reported an error: overloaded, try again$/,
     );
     reply = { failed: { code: "server_error", message: "The model failed." } };
     const json = await call({ input: "hi" });

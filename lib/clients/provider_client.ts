@@ -1,10 +1,10 @@
 /**
  * The provider client: one upstream (`POST {baseUrl}/chat/completions`, or the path of the
- * program's dialect). Auth from an environment variable (Bearer, or the dialect's header), extra headers, a connect timeout and a stall
- * timeout (no byte from the provider for that long fails the call; a long generation that
- * keeps sending is never cut), streaming bodies, AbortSignal. No retries, except one: a call
- * whose pooled keep-alive connection the provider closed before answering is sent once more
- * on a new connection.
+ * program's dialect). Auth from an environment variable (Bearer, or the dialect's header),
+ * extra headers, a connect timeout and a stall timeout (no byte from the provider for that
+ * long fails the call; a long generation that keeps sending is never cut), streaming
+ * bodies, AbortSignal. No retries, except one: a call whose pooled keep-alive connection the
+ * provider closed before answering is sent once more on a new connection.
  *
  * Transport failures throw a {@link ProviderError}: 503 transport, 504 connect timeout or
  * stall, 502 malformed JSON. HTTP error statuses are returned, not thrown, so a relay can pass

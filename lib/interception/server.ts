@@ -1,10 +1,11 @@
 /**
  * The interception server's front: routes each request to the dialect that serves its
- * path, refuses what no dialect serves (404/405), authenticates the rollout by its secret
- * (`x-api-key` or bearer; 401 unknown, 409 closed), then answers a dialect's fixed route or hands a model
- * call to call.ts. Sessions open and close here; closed secrets are remembered in a ring.
- * The handler serves the socket (programs in a runtime) and, registered in-process, the
- * host-side harnesses, which reach it through `wireFetch` (kit/wire/in_process.ts).
+ * path, refuses what no dialect serves (404/405), authenticates the rollout by its
+ * secret (`x-api-key` or bearer; 401 unknown, 409 closed), then answers a dialect's fixed
+ * route, relays a side request (passthrough.ts) or hands a model call to call.ts.
+ * Sessions open and close here; closed secrets are remembered in a ring. The handler
+ * serves the socket (programs in a runtime) and, registered in-process, the host-side
+ * harnesses, which reach it through `wireFetch` (kit/wire/in_process.ts).
  *
  * @module
  */
@@ -31,7 +32,10 @@ export type InterceptionLog = (level: "debug" | "info" | "warn", message: string
 /** Options of {@link startInterceptionServer}. */
 export interface InterceptionServerOptions {
   log?: InterceptionLog;
-  /** The dialects served; the first one also words the errors of unknown routes. @default ALL_DIALECTS */
+  /**
+   * The dialects served; the first one also words the errors of unknown routes.
+   * @default every dialect of lib/dialects/mod.ts
+   */
   dialects?: readonly Dialect[];
 }
 

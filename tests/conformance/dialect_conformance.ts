@@ -4,9 +4,10 @@
  * (never produced by the dialect under test): a program's requests, a provider's JSON and
  * streamed answers and an error body, with what each means in the trace's terms. The suite
  * checks the dialect reads them, that what it renders reads back the same, and
- * (dialect_served.ts) that the interception server serving it records the calls as the
- * trace expects, refuses and fails in the dialect's error bodies, and that the oracle
- * answers in it. tests/dialect_conformance_test.ts runs it for every dialect served.
+ * (dialect_served.ts, dialect_oracle.ts) that the interception server serving it records
+ * the calls as the trace expects, refuses and fails in the dialect's error bodies, and
+ * that the oracle answers in it. tests/dialect_conformance_test.ts runs it for every
+ * dialect served.
  *
  * @module
  */
@@ -15,6 +16,8 @@ import assert from "node:assert/strict";
 import type { Message, ToolSpec } from "../../kit/trace/types.ts";
 import type { Dialect, DialectOutcome } from "../../kit/wire/dialect.ts";
 import { findRoute } from "../../kit/wire/dialect.ts";
+import { SseSplitter } from "../../kit/wire/sse.ts";
+import { oracleConformance } from "./dialect_oracle.ts";
 import { readStream, servedConformance } from "./dialect_served.ts";
 
 /** Hand-written samples of a dialect's wire format and what they mean. */
@@ -35,6 +38,8 @@ export interface DialectSamples {
   error: { text: string; message: string };
   /** A provider's message saying the prompt is too long. */
   contextLengthMessage: string;
+  /** A provider's error event in a stream (the raw event text) and the message it carries. */
+  streamError: { text: string; message: string };
   /** Bodies that are not requests of this dialect. */
   invalidRequests: unknown[];
   /** The tools the request offers, as `trace.tools` records them. */
@@ -111,6 +116,14 @@ export function dialectConformance(name: string, dialect: Dialect, samples: Dial
       assert.deepEqual(kinds, ["malformed"]);
     });
 
+    it("reads a provider's error event as the call's error", () => {
+      const reader = dialect.streamReader(true);
+      const splitter = new SseSplitter();
+      const verdicts = [...splitter.push(samples.streamError.text), ...splitter.end()]
+        .map((e) => reader.read(e));
+      assert.deepEqual(verdicts.at(-1), { kind: "error", message: samples.streamError.message });
+    });
+
     it("renders answers that read back the same, as JSON and as a stream", () => {
       const meta = { id: "conf-1", model: "m", created: 1_700_000_000, includeUsage: true };
       const json = JSON.parse(JSON.stringify(dialect.renderResponse(samples.outcome, meta)));
@@ -134,5 +147,6 @@ export function dialectConformance(name: string, dialect: Dialect, samples: Dial
     });
 
     servedConformance(dialect, samples, callRoute!);
+    oracleConformance(dialect, samples, callRoute!);
   });
 }

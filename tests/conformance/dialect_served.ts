@@ -1,7 +1,7 @@
 /**
  * The part of the dialect conformance suite that serves the dialect: the interception
  * server recording its calls against a loopback upstream answering the samples as they
- * are, and the oracle answering in the dialect.
+ * are (auth, scrubbing, limits, errors, side requests).
  *
  * @module
  */
@@ -9,12 +9,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type {
-  Dialect,
-  DialectOutcome,
-  DialectRoute,
-  DialectStreamReader,
-} from "../../kit/wire/dialect.ts";
+import type { Dialect, DialectRoute, DialectStreamReader } from "../../kit/wire/dialect.ts";
 import { SseSplitter } from "../../kit/wire/sse.ts";
 import {
   type InterceptionServer,
@@ -26,7 +21,6 @@ import {
   joinUrl,
   type ProviderClient,
 } from "../../lib/clients/provider_client.ts";
-import { inProcessOracle } from "../../lib/clients/oracle.ts";
 import type { DialectSamples } from "./dialect_conformance.ts";
 
 /** Reads a raw SSE text event by event; returns each verdict's kind. */
@@ -34,6 +28,9 @@ export function readStream(reader: DialectStreamReader, text: string): string[] 
   const splitter = new SseSplitter();
   return [...splitter.push(text), ...splitter.end()].map((e) => reader.read(e).kind);
 }
+
+/** The provider's key in the served cases: it must never come back to the program. */
+const PROVIDER_KEY = "sk-conformance-KEY-7f3a91";
 
 /** The cases that serve `dialect` (its model-call route `callRoute`). */
 export function servedConformance(
@@ -45,7 +42,12 @@ export function servedConformance(
     let upstream: http.Server;
     let client: ProviderClient;
     let server: InterceptionServer;
-    const seen: { path: string; session: string | undefined; body: unknown }[] = [];
+    const seen: {
+      path: string;
+      session: string | undefined;
+      headers: http.IncomingHttpHeaders;
+      body: unknown;
+    }[] = [];
 
     before(async () => {
       // A loopback provider answering the samples as they are; strict about the path.
@@ -58,6 +60,7 @@ export function servedConformance(
           seen.push({
             path: req.url ?? "",
             session: req.headers["x-session-id"] as string,
+            headers: req.headers,
             body,
           });
           const relayed = dialect.routes.find((r) =>
@@ -78,6 +81,12 @@ export function servedConformance(
             res.writeHead(400, { "content-type": "application/json" });
             return res.end(samples.error.text);
           }
+          if (req.headers["x-conformance-fail"] === "echo") {
+            // a provider that echoes the key it was sent in its error
+            res.writeHead(400, { "content-type": "application/json" });
+            const echoed = `${samples.error.message} (key ${PROVIDER_KEY})`;
+            return res.end(samples.error.text.replace(samples.error.message, echoed));
+          }
           if (body.stream === true) {
             res.writeHead(200, { "content-type": "text/event-stream" });
             return res.end(samples.stream);
@@ -88,7 +97,11 @@ export function servedConformance(
       });
       await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
       const port = (upstream.address() as AddressInfo).port;
-      client = createProviderClient({ baseUrl: `http://127.0.0.1:${port}/v1` });
+      client = createProviderClient({
+        baseUrl: `http://127.0.0.1:${port}/v1`,
+        apiKeyVar: "CONFORMANCE_KEY",
+        env: { CONFORMANCE_KEY: PROVIDER_KEY },
+      });
       server = await startInterceptionServer({ dialects: [dialect] });
     });
     after(async () => {
@@ -183,6 +196,29 @@ export function servedConformance(
       session.close();
       assert.equal(trace.calls.length, 1);
       assert.equal(trace.calls[0]!.error, null);
+    });
+
+    it("sends the provider's key as the dialect's auth; scrubs it from what comes back", async () => {
+      const { trace, session } = openSession();
+      const res = await post(session.secret, callRoute.path, samples.request, "POST", {
+        "x-conformance-fail": "echo",
+      });
+      assert.equal(res.status, 400);
+      const text = await res.text();
+      assert.ok(!text.includes(PROVIDER_KEY), text);
+      assert.ok(dialect.errorMessage(text).startsWith(`${samples.error.message} (key `), text);
+      session.close();
+      const auth = dialect.upstreamAuth?.(PROVIDER_KEY) ??
+        { authorization: `Bearer ${PROVIDER_KEY}` };
+      const sent = seen.at(-1)!.headers;
+      for (const [name, value] of Object.entries(auth)) {
+        assert.equal(sent[name.toLowerCase()], value);
+      }
+      for (const [name, value] of Object.entries(dialect.upstreamHeaders ?? {})) {
+        assert.equal(sent[name.toLowerCase()], value);
+      }
+      if (!("authorization" in auth)) assert.equal(sent.authorization, undefined);
+      assert.ok(!JSON.stringify(trace).includes(PROVIDER_KEY), "the key is in the trace");
     });
 
     it("refuses a call past a limit before it goes upstream, in its own error body", async () => {
@@ -282,77 +318,9 @@ export function servedConformance(
       session.close();
     });
   });
-
-  describe("answered by the oracle, in this dialect", () => {
-    const oracle = inProcessOracle();
-    let server: InterceptionServer;
-    before(async () => {
-      server = await startInterceptionServer({ dialects: [dialect] });
-    });
-    after(async () => {
-      await server.close();
-    });
-
-    for (const streaming of [false, true]) {
-      it(`renders a ${streaming ? "streamed" : "JSON"} tool call and a final answer`, async () => {
-        const trace: SessionTrace = {
-          id: `oracle-${streaming}`,
-          nodes: [],
-          calls: [],
-          tools: [],
-          stop_condition: null,
-        };
-        oracle.register(trace.id, { commands: ["echo hi"], text: "all done" });
-        const session = server.open({
-          trace,
-          model: "run-model",
-          sampling: {},
-          client: oracle.client,
-          limits: {},
-        });
-        const ask = async (body: Record<string, unknown>): Promise<DialectOutcome> => {
-          const res = await fetch(`${server.url}${callRoute.path}`, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              authorization: `Bearer ${session.secret}`,
-            },
-            body: JSON.stringify(body),
-          });
-          assert.equal(res.status, 200, await res.clone().text());
-          if (!streaming) {
-            const outcome = dialect.parseResponse(await res.json());
-            assert.ok(outcome);
-            return outcome;
-          }
-          assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
-          const reader = dialect.streamReader(true);
-          const kinds = readStream(reader, await res.text());
-          assert.equal(kinds.at(-1), "terminal");
-          assert.ok(!kinds.includes("malformed") && !kinds.includes("error"), kinds.join());
-          return reader.result();
-        };
-        const first = await ask(samples.bashRequest(streaming));
-        assert.equal(first.message.role, "assistant");
-        const calls = first.message.role === "assistant" ? first.message.tool_calls : null;
-        assert.equal(calls?.length, 1);
-        assert.equal(calls![0]!.name, "bash");
-        assert.deepEqual(JSON.parse(calls![0]!.arguments), { command: "echo hi" });
-        const normalize = dialect.finishReason ?? traceFinishReason;
-        assert.equal(normalize(first.finishReason), "tool_calls");
-        const second = await ask(streaming ? samples.streamRequest : samples.request);
-        assert.equal(second.message.content, "all done");
-        assert.equal(normalize(second.finishReason), "stop");
-        session.close();
-        oracle.unregister(trace.id);
-        assert.deepEqual(trace.calls.map((c) => c.finish_reason), ["tool_calls", "stop"]);
-        assert.ok(trace.calls.every((c) => c.error === null && c.usage !== null));
-      });
-    }
-  });
 }
 
 /** The chat dialect's normalisation, the default of `Dialect.finishReason`. */
-function traceFinishReason(reason: string | null): string | null {
+export function traceFinishReason(reason: string | null): string | null {
   return reason === "stop" || reason === "length" || reason === "tool_calls" ? reason : null;
 }

@@ -9,7 +9,7 @@
  * `stream`, `temperature`/`top_p` outside [0, 1], a client tool without `input_schema`.
  *
  * ```ts
- * const fake = await startFakeAnthropic({ apiKey: "sk-ant-x", script: (body, i) => ({ text: "hi" }) });
+ * const fake = await startFakeAnthropic({ apiKey: "sk-ant-x", script: () => ({ text: "hi" }) });
  * // fake.url is the root (no /v1); fake.requests holds each validated request
  * ```
  *
@@ -40,6 +40,8 @@ export interface AnthropicReply {
   error?: { status: number; type: string; message: string };
   /** Close the connection without an answer. */
   drop?: boolean;
+  /** Streams only: an `error` event after `message_start`, then the end (overloaded mid-stream). */
+  streamError?: { type: string; message: string };
 }
 
 /** A validated request. */
@@ -177,7 +179,11 @@ function contentOf(reply: AnthropicReply): Json[] {
 }
 
 /** Writes the answer as Anthropic streams it. */
-function writeStream(res: http.ServerResponse, message: Json): void {
+function writeStream(
+  res: http.ServerResponse,
+  message: Json,
+  error?: { type: string; message: string },
+): void {
   const send = (type: string, data: Json) =>
     res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -186,6 +192,10 @@ function writeStream(res: http.ServerResponse, message: Json): void {
     message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
   });
   send("ping", {});
+  if (error) {
+    send("error", { error });
+    return void res.end();
+  }
   (message.content as Json[]).forEach((block, index) => {
     if (block.type === "text") {
       send("content_block_start", { index, content_block: { type: "text", text: "" } });
@@ -285,7 +295,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
           stop_sequence: null,
           usage: usageOf(reply, body),
         };
-        if (body.stream === true) return writeStream(res, message);
+        if (body.stream === true) return writeStream(res, message, reply.streamError);
         res.writeHead(200, { "content-type": "application/json", "request-id": "req_f" });
         res.end(JSON.stringify(message));
       } catch (err) {

@@ -16,6 +16,7 @@ export interface RequestProblem {
 /** Top-level parameters of `POST /v1/responses`; any other is refused. */
 const PARAMETERS = new Set([
   "background",
+  "client_metadata",
   "conversation",
   "include",
   "input",
@@ -28,8 +29,6 @@ const PARAMETERS = new Set([
   "previous_response_id",
   "prompt",
   "prompt_cache_key",
-  // sent by Codex on every call (openai/codex#27122: its turn metadata for the Responses API)
-  "client_metadata",
   "reasoning",
   "safety_identifier",
   "service_tier",
@@ -46,16 +45,36 @@ const PARAMETERS = new Set([
   "user",
 ]);
 
-/** The API's own tools: no name, no parameters (Codex sends `web_search`). */
-const BUILT_IN_TOOLS = new Set([
-  "web_search",
-  "web_search_preview",
-  "file_search",
-  "code_interpreter",
-  "image_generation",
-  "computer_use_preview",
-  "local_shell",
-  "mcp",
+/** The tool types the API takes (function and custom tools need a name). */
+const TOOL_TYPES: readonly RegExp[] = [
+  /^function$/,
+  /^custom$/,
+  /^local_shell$/,
+  /^shell$/,
+  /^apply_patch$/,
+  /^file_search$/,
+  /^web_search(_preview)?(_\d{4}_\d{2}_\d{2})?$/,
+  /^computer_use_preview$/,
+  /^code_interpreter$/,
+  /^image_generation$/,
+  /^mcp$/,
+  /^namespace$/,
+  /^tool_search$/,
+];
+
+/** The parameters of `POST /v1/responses/input_tokens`. */
+export const COUNT_PARAMETERS: ReadonlySet<string> = new Set([
+  "conversation",
+  "input",
+  "instructions",
+  "model",
+  "parallel_tool_calls",
+  "previous_response_id",
+  "reasoning",
+  "text",
+  "tool_choice",
+  "tools",
+  "truncation",
 ]);
 
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
@@ -122,14 +141,16 @@ function checkRange(
   if (typeof v !== "number") return problem(`Invalid type for '${key}': expected a number.`, key);
   if (v < min) {
     return problem(
-      `Invalid '${key}': decimal below minimum value. Expected a value >= ${min}, but got ${v} instead.`,
+      `Invalid '${key}': decimal below minimum value. ` +
+        `Expected a value >= ${min}, but got ${v} instead.`,
       key,
       "decimal_below_min_value",
     );
   }
   if (v > max) {
     return problem(
-      `Invalid '${key}': decimal above maximum value. Expected a value <= ${max}, but got ${v} instead.`,
+      `Invalid '${key}': decimal above maximum value. ` +
+        `Expected a value <= ${max}, but got ${v} instead.`,
       key,
       "decimal_above_max_value",
     );
@@ -138,9 +159,12 @@ function checkRange(
 }
 
 /** The first thing the API would refuse in `body`, or null. */
-export function checkRequest(body: Record<string, unknown>): RequestProblem | null {
+export function checkRequest(
+  body: Record<string, unknown>,
+  parameters: ReadonlySet<string> = PARAMETERS,
+): RequestProblem | null {
   for (const key of Object.keys(body)) {
-    if (!PARAMETERS.has(key)) {
+    if (!parameters.has(key)) {
       return problem(`Unknown parameter: '${key}'.`, key, "unknown_parameter");
     }
   }
@@ -172,7 +196,8 @@ export function checkRequest(body: Record<string, unknown>): RequestProblem | nu
     }
     if ((cap as number) < 16) {
       return problem(
-        `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${cap} instead.`,
+        "Invalid 'max_output_tokens': integer below minimum value. " +
+          `Expected a value >= 16, but got ${cap} instead.`,
         "max_output_tokens",
         "integer_below_min_value",
       );
@@ -183,13 +208,19 @@ export function checkRequest(body: Record<string, unknown>): RequestProblem | nu
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return problem("Invalid type for 'tools'.", "tools");
     for (const [i, tool] of body.tools.entries()) {
-      if (isObject(tool) && typeof tool.type === "string" && BUILT_IN_TOOLS.has(tool.type)) {
-        continue;
+      const type = isObject(tool) ? tool.type : undefined;
+      if (typeof type !== "string" || !TOOL_TYPES.some((t) => t.test(type))) {
+        return problem(`Invalid value: '${String(type)}'.`, `tools[${i}].type`, "invalid_value");
       }
-      if (!isObject(tool) || tool.type !== "function" || typeof tool.name !== "string") {
+      const named = type === "function" || type === "custom";
+      if (named && typeof (tool as Record<string, unknown>).name !== "string") {
         return problem(`Missing required parameter: 'tools[${i}].name'.`, `tools[${i}].name`);
       }
-      if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
+      const parameters = (tool as Record<string, unknown>).parameters;
+      if (
+        type === "function" && parameters !== undefined && parameters !== null &&
+        !isObject(parameters)
+      ) {
         return problem(`Invalid type for 'tools[${i}].parameters'.`, `tools[${i}].parameters`);
       }
     }

@@ -5,13 +5,15 @@
  * ```ts
  * const fake = await startFakeResponses({
  *   apiKey: "sk-test",
- *   script: (body, i) => i === 0 ? { calls: [{ name: "bash", arguments: { command: "ls" } }] } : "done",
+ *   script: (body, i) =>
+ *     i === 0 ? { calls: [{ name: "bash", arguments: { command: "ls" } }] } : "done",
  * });
  * // point a client at fake.url (it includes /v1), then inspect fake.requests
  * await fake.close();
  * ```
  *
- * It serves only `POST /v1/responses` and rejects what the API rejects, in its error shape:
+ * It serves `POST /v1/responses` (and `POST /v1/responses/input_tokens`, which counts
+ * about four characters a token) and rejects what the API rejects, in its error shape:
  * a missing or wrong bearer token (401; an `x-api-key` header is no bearer token), a
  * non-JSON body, an unknown top-level parameter (`Unknown parameter: 'seed'.`), a missing
  * `model`, an `input` that is neither a string nor items, an item of an unknown type or
@@ -24,7 +26,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { checkRequest } from "./responses_request_rules.ts";
+import { checkRequest, COUNT_PARAMETERS } from "./responses_request_rules.ts";
 import { answerEvents, answerObject, type FakeAnswer } from "./responses_answer.ts";
 
 export type { FakeAnswer } from "./responses_answer.ts";
@@ -57,6 +59,8 @@ export interface FakeResponses {
   readonly url: string;
   /** Every request whose body parsed as JSON, in order. */
   readonly requests: FakeResponsesRequest[];
+  /** Every `POST /v1/responses/input_tokens` whose body parsed as JSON, in order. */
+  readonly counts: FakeResponsesRequest[];
   close(): Promise<void>;
 }
 
@@ -79,6 +83,7 @@ function errorBody(message: string, type: string, param: string | null, code: st
 export async function startFakeResponses(options: FakeResponsesOptions): Promise<FakeResponses> {
   const apiKey = options.apiKey ?? "sk-fake-responses";
   const requests: FakeResponsesRequest[] = [];
+  const counts: FakeResponsesRequest[] = [];
   let valid = 0;
   let ids = 0;
   const server = http.createServer((req, res) => {
@@ -91,7 +96,8 @@ export async function startFakeResponses(options: FakeResponsesOptions): Promise
       };
       const invalid = (message: string, param: string | null = null, code: string | null = null) =>
         send(400, errorBody(message, "invalid_request_error", param, code));
-      if (req.url !== "/v1/responses") {
+      const counting = req.url === "/v1/responses/input_tokens";
+      if (req.url !== "/v1/responses" && !counting) {
         return send(
           404,
           errorBody(`Invalid URL (${req.method} ${req.url})`, "invalid_request_error", null, null),
@@ -108,7 +114,8 @@ export async function startFakeResponses(options: FakeResponsesOptions): Promise
         return send(
           401,
           errorBody(
-            "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.",
+            "You didn't provide an API key. You need to provide your API key in an " +
+              "Authorization header using Bearer auth.",
             "invalid_request_error",
             null,
             null,
@@ -136,6 +143,13 @@ export async function startFakeResponses(options: FakeResponsesOptions): Promise
         return invalid("The request body must be a JSON object.");
       }
       const record = body as Record<string, unknown>;
+      if (counting) {
+        counts.push({ headers: req.headers, body: record });
+        const problem = checkRequest(record, COUNT_PARAMETERS);
+        if (problem) return invalid(problem.message, problem.param, problem.code);
+        const tokens = Math.max(1, Math.ceil(JSON.stringify(record.input ?? "").length / 4));
+        return send(200, { object: "response.input_tokens", input_tokens: tokens });
+      }
       requests.push({ headers: req.headers, body: record });
       const problem = checkRequest(record);
       if (problem) return invalid(problem.message, problem.param, problem.code);
@@ -169,6 +183,7 @@ export async function startFakeResponses(options: FakeResponsesOptions): Promise
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    counts,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -9,7 +9,7 @@
 import { isRecord } from "../../../kit/util/is_record.ts";
 import { errorMessageOf } from "../../../kit/wire/chat.ts";
 import type { Dialect, DialectRequest, UpstreamCall } from "../../../kit/wire/dialect.ts";
-import { isContextLengthError } from "../chat/codec.ts";
+import { isContextLengthError } from "../context_length.ts";
 import {
   anthropicErrorBody,
   applyOverrides,

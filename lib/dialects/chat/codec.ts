@@ -1,8 +1,8 @@
 /**
  * Reading OpenAI chat completions in the trace's terms: chat messages into the trace's own
  * {@link Message}, the model/sampling overrides, the recorded sampling whitelist, usage,
- * finish reasons, tool specs and the context-length error. The wire shapes themselves are
- * in kit/wire/chat.ts; streams in stream.ts; the dialect in mod.ts.
+ * finish reasons and tool specs. The wire shapes themselves are in kit/wire/chat.ts; streams
+ * in stream.ts; the dialect in mod.ts; the context-length error in ../context_length.ts.
  *
  * @module
  */
@@ -204,12 +204,4 @@ export function outcomeFromCompletion(json: unknown): ChatOutcome | null {
     finishReason: str(choice.finish_reason),
     usage: parseChatUsage(json.usage),
   };
-}
-
-const CONTEXT_LENGTH_RE =
-  /context[ _-]?length|maximum context|context window|prompt is too long|too many (input )?tokens/i;
-
-/** True when an upstream error says the prompt does not fit the model's context. */
-export function isContextLengthError(status: number, message: string): boolean {
-  return (status === 400 || status === 413 || status === 422) && CONTEXT_LENGTH_RE.test(message);
 }

@@ -20,11 +20,11 @@ import type {
 import {
   applyChatOverrides,
   chatToMessage,
-  isContextLengthError,
   outcomeFromCompletion,
   recordedSampling,
   toolSpecsFromChat,
 } from "./codec.ts";
+import { isContextLengthError } from "../context_length.ts";
 import { renderChatCompletion, renderChatStream } from "./render.ts";
 import { ChatStreamReader } from "./stream.ts";
 

@@ -1,16 +1,17 @@
 /**
  * The OpenAI Responses {@link Dialect}: `POST /v1/responses`, JSON or SSE. Request items,
  * the run's overrides and recorded settings are in request.ts, the response object in
- * response.ts, streams in stream.ts, rendered answers in render.ts. Stored responses
+ * response.ts, streams in stream.ts, rendered answers in render.ts. Counting input tokens
+ * (`/v1/responses/input_tokens`) is relayed to the provider unrecorded. Stored responses
  * (`/v1/responses/<id>`, and with them `previous_response_id`) belong to the provider:
- * the sub-routes are refused here, the field is passed through.
+ * their routes are refused here, the field is passed through.
  *
  * @module
  */
 import { isRecord } from "../../../kit/util/is_record.ts";
 import { errorMessageOf, openAIErrorBody } from "../../../kit/wire/chat.ts";
 import type { Dialect, DialectRequest, UpstreamCall } from "../../../kit/wire/dialect.ts";
-import { isContextLengthError } from "../chat/codec.ts";
+import { isContextLengthError } from "../context_length.ts";
 import { renderResponsesBody, renderResponsesStream } from "./render.ts";
 import {
   applyResponsesOverrides,
@@ -27,14 +28,21 @@ const STORED_UNSUPPORTED =
   "Stored responses (/v1/responses/<id>) are not served here: verifiers-ts records each " +
   "model call as it is made. Create responses with POST /v1/responses.";
 
+/** `POST /v1/responses/input_tokens`: a request's input tokens, counted by the provider. */
+const INPUT_TOKENS_PATH = "/v1/responses/input_tokens";
+
 /** The OpenAI Responses dialect. */
 export const openAIResponses: Dialect = {
   id: "openai-responses",
   endpoint: RESPONSES_PATH,
-  routes: [{ method: "POST", path: "/v1/responses" }],
+  routes: [
+    { method: "POST", path: "/v1/responses" },
+    // counting a request's input tokens is no model turn: relayed, never recorded
+    { method: "POST", path: INPUT_TOKENS_PATH, relay: true },
+  ],
   terminalEvent: "response.completed",
   refuse(path) {
-    if (!path.startsWith("/v1/responses/")) return null;
+    if (!path.startsWith("/v1/responses/") || path === INPUT_TOKENS_PATH) return null;
     return {
       status: 404,
       code: "unsupported_api",

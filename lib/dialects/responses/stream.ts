@@ -19,10 +19,11 @@ import { outcomeOfResponse, responseFailure } from "./response.ts";
 /** The events that end a Responses stream with an answer. */
 const FINAL_EVENTS: readonly string[] = ["response.completed", "response.incomplete"];
 
+/** The message of an `error` event (its code when it has none). */
 function errorText(error: unknown): string {
   if (isRecord(error)) {
-    const parts = [error.code, error.message].filter((v) => typeof v === "string" && v !== "");
-    if (parts.length > 0) return parts.join(": ");
+    if (typeof error.message === "string" && error.message !== "") return error.message;
+    if (typeof error.code === "string" && error.code !== "") return error.code;
   }
   return JSON.stringify(error ?? null);
 }
@@ -49,7 +50,7 @@ export class ResponsesStreamReader implements DialectStreamReader {
     if (type === "error") return { kind: "error", message: errorText(data.error ?? data) };
     if (type === "response.failed") {
       const response = isRecord(data.response) ? data.response : {};
-      return { kind: "error", message: responseFailure(response) ?? errorText(response.error) };
+      return { kind: "error", message: responseFailure(response) ?? "failed" };
     }
     if (type === "response.output_item.done" && isRecord(data.item)) this.#items.push(data.item);
     if (FINAL_EVENTS.includes(type)) {

@@ -1,14 +1,15 @@
 /**
- * The `command` harness: runs an agent program already present in the runtime (any
- * OpenAI-compatible CLI or script). The program finds the interception endpoint, its key
- * and the model name in environment variables (names configurable), the prompt text in
- * `prompt_var`, the system prompt in `system_prompt_var`, and the whole initial
- * conversation (OpenAI chat shape, JSON) in the file named by `VF_MESSAGES_FILE`. The
- * endpoint serves chat completions (`POST /v1/chat/completions`), `GET /v1/models` (the
- * run's model) and Anthropic Messages (`POST /v1/messages`, `.../count_tokens`): Anthropic
- * SDKs find the endpoint's root in `ANTHROPIC_BASE_URL` and the key in `ANTHROPIC_API_KEY`;
- * the Responses API is refused with a message saying to use chat completions. The tail of the program's stdout and stderr is kept on the trace
- * (`info.agent_output`) whatever its exit code.
+ * The `command` harness: runs an agent program already present in the runtime (any CLI or
+ * script speaking OpenAI chat completions or Anthropic Messages). The program finds the
+ * interception endpoint, its key and the model name in environment variables (names
+ * configurable), the prompt text in `prompt_var`, the system prompt in
+ * `system_prompt_var`, and the whole initial conversation (OpenAI chat shape, JSON) in the
+ * file named by `VF_MESSAGES_FILE`. The endpoint serves chat completions
+ * (`POST /v1/chat/completions`), `GET /v1/models` (the run's model) and Anthropic Messages
+ * (`POST /v1/messages`, `.../count_tokens`): Anthropic SDKs find the endpoint's root in
+ * `ANTHROPIC_BASE_URL` and the key in `ANTHROPIC_API_KEY`. The Responses API is refused
+ * with a message saying to use chat completions. The tail of the program's stdout and
+ * stderr is kept on the trace (`info.agent_output`) whatever its exit code.
  *
  * @module
  */
@@ -56,9 +57,9 @@ const config = z.object({
 /** The `command` harness plugin. */
 export default defineHarness({
   id: "command",
-  description: "Runs an OpenAI-compatible agent program already installed in the runtime " +
-    "(its endpoint serves chat completions and GET /v1/models, not the Responses API; the " +
-    "tail of its output is kept in trace info.agent_output).",
+  description: "Runs an agent program already installed in the runtime (its endpoint " +
+    "serves OpenAI chat completions, GET /v1/models and Anthropic Messages, not the " +
+    "Responses API; the tail of its output is kept in trace info.agent_output).",
   config,
   capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
   async launch(ctx) {

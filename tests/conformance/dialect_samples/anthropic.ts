@@ -156,6 +156,11 @@ export const anthropicSamples: DialectSamples = {
     message: "max_tokens: Field required",
   },
   contextLengthMessage: "prompt is too long: 210000 tokens > 200000 maximum",
+  streamError: {
+    text: "event: error\n" +
+      'data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+    message: "Overloaded",
+  },
   invalidRequests: [null, [], "text", { model: "m" }, { messages: "hi" }],
   tools: [{
     name: "calc",

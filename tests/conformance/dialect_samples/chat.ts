@@ -135,6 +135,10 @@ export const chatSamples: DialectSamples = {
   },
   contextLengthMessage:
     "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+  streamError: {
+    text: 'data: {"error":{"message":"The server had an error","type":"server_error"}}\n\n',
+    message: "The server had an error",
+  },
   invalidRequests: [null, [], "text", { model: "m" }, { messages: "hi" }],
   tools: [{
     name: "calc",

@@ -182,6 +182,12 @@ export const responsesSamples: DialectSamples = {
   },
   contextLengthMessage:
     "Your input exceeds the context window of this model. Please adjust your input and try again.",
+  streamError: {
+    text: "event: error\n" +
+      'data: {"type":"error","code":"server_error","message":"The server had an error.",' +
+      '"param":null,"sequence_number":2}\n\n',
+    message: "The server had an error.",
+  },
   invalidRequests: [null, [], "text", { model: "m", input: 3 }, { input: ["hi"] }],
   tools: [{
     name: "calc",
