@@ -44,6 +44,8 @@ export interface AgentBundle {
   /** The agent's version, shown in the folder name. */
   version: string;
   packages: readonly AgentPackage[];
+  /** npm `overrides` for the install (e.g. one copy of a package two pins depend on). */
+  overrides?: Record<string, unknown>;
 }
 
 /** Options of {@link ensureAgentInstall}. */
@@ -77,7 +79,8 @@ export function agentsCacheDir(): string {
 
 /** The folder name of a bundle: `<name>@<version>-<hash of the pins and platform>`. */
 export function installName(bundle: AgentBundle): string {
-  const pins = bundle.packages.map((p) => `${p.name}@${p.version}#${p.integrity}`).join("\n");
+  const pins = bundle.packages.map((p) => `${p.name}@${p.version}#${p.integrity}`).join("\n") +
+    (bundle.overrides ? `\n${JSON.stringify(bundle.overrides)}` : "");
   const key = createHash("sha256").update(`${process.platform}-${process.arch}\n${pins}`)
     .digest("hex").slice(0, 10);
   return `${bundle.name}@${bundle.version}-${key}`;
@@ -175,7 +178,11 @@ async function install(bundle: AgentBundle, dir: string, options: InstallOptions
     const dependencies = Object.fromEntries(bundle.packages.map((p) => [p.name, p.version]));
     writeFileSync(
       join(tmp, "package.json"),
-      JSON.stringify({ name: "vf-agent", private: true, dependencies }, null, 2),
+      JSON.stringify(
+        { name: "vf-agent", private: true, dependencies, overrides: bundle.overrides ?? {} },
+        null,
+        2,
+      ),
     );
     options.log?.(`installing ${bundle.name}@${bundle.version} into ${dir}`);
     const result = await spawnProgram(

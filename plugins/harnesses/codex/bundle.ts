@@ -28,5 +28,7 @@ export const BUNDLES: Readonly<Record<string, AgentBundle>> = {
       },
       BUN_PACKAGE,
     ],
+    // codex-acp depends on a Codex of its own (0.166, 436 MB); CODEX_PATH runs the pinned one
+    overrides: { "@agentclientprotocol/codex-acp": { "@openai/codex": "$@openai/codex" } },
   },
 };
