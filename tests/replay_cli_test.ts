@@ -24,8 +24,6 @@ import {
   assertRealPythonLoadsEpisodes,
   episodeProblems,
   PYTHON_GOLDEN_RUN,
-  realPythonUnavailable,
-  runRealPython,
 } from "./_python_v1.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 
