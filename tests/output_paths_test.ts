@@ -99,13 +99,13 @@ function canMount(): boolean {
 
 describe("output paths that cannot hold a run: exit 2 naming the path given, on every host", () => {
   let binary = "";
-  let mountable = false;
+  // decided when the tests are declared, so both runners report the skip as a skip
+  const mountable = canMount();
   before(async () => {
     const root = tmp("vf-output-paths-bin-");
     binary = join(root, "vf");
     const built = await runProgram("bash", [BUILD_BINARY, binary], { cwd: root });
     assert.equal(built.code, 0, built.stderr);
-    mountable = canMount();
   });
   after(() => {
     for (const m of mounts) execFileSync("umount", [m], { stdio: "ignore" });
@@ -113,11 +113,10 @@ describe("output paths that cannot hold a run: exit 2 naming the path given, on 
 
   for (const host of ["deno", "bun", "binary"] as VfHost[]) {
     for (const c of CASES) {
-      it(`${host}: ${c.name}`, async (t) => {
-        if (c.readOnly && !mountable) {
-          t.skip("cannot mount a read-only tmpfs here (not permitted)");
-          return;
-        }
+      const skip = c.readOnly && !mountable
+        ? "cannot mount a read-only tmpfs here (not permitted)"
+        : false;
+      it(`${host}: ${c.name}`, { skip }, async () => {
         const cwd = tmp("vf-output-paths-");
         c.setUp(cwd);
         const before = readdirSync(cwd).sort();

@@ -15,7 +15,7 @@ import type { EvalConfig } from "./eval_config.ts";
 import { issueAt, type Provenance } from "./provenance.ts";
 import { childSchema, objectShape } from "./schema_walk.ts";
 import { closest } from "../../kit/util/suggest.ts";
-import { outputDirProblem } from "../../kit/util/fs_errors.ts";
+import { outputDirProblem } from "../../kit/util/output_dir.ts";
 import { quote } from "../../kit/util/quote.ts";
 
 /**

@@ -19,7 +19,7 @@ import {
 import { join, relative, resolve, sep } from "node:path";
 import { InputError } from "../../kit/errors.ts";
 import { redact } from "../../kit/secrets.ts";
-import { outputDirProblem } from "../../kit/util/fs_errors.ts";
+import { outputDirProblem } from "../../kit/util/output_dir.ts";
 import { quote } from "../../kit/util/quote.ts";
 
 /** True when `child` is strictly inside `parent`. */
