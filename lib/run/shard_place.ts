@@ -1,0 +1,41 @@
+/**
+ * Where a sharded launch runs: the shard resolved (`auto` from the scheduler's index
+ * variable), its directory under the run directory every shard of the config shares, and
+ * the launch made a resume when that directory already holds the shard's run (a scheduler
+ * restarting a failed pod or array task reruns the same command). Its sandbox ledger is
+ * kept beside its results.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { EvalConfig } from "../config/eval_config.ts";
+import { useLedgerDir } from "../../kit/runtime/ledger.ts";
+import { resolveShardRunDir } from "./naming.ts";
+import { parseShard, type Shard, shardKey } from "./shard.ts";
+
+/** A placed shard. */
+export interface PlacedShard {
+  shard: Shard;
+  runDir: string;
+}
+
+/**
+ * Places a sharded launch (null when the config has no shard). `resumeDir` is the run
+ * directory a `--resume <dir>` named, if any. Mutates `config` (shard resolved, run name,
+ * `resume` set when the shard's run exists and `--clean` was not asked).
+ */
+export function placeShard(
+  config: EvalConfig,
+  cwd: string,
+  env: (name: string) => string | undefined,
+  resumeDir: string | undefined,
+): PlacedShard | null {
+  if (config.shard === null) return null;
+  const shard = parseShard(config.shard, env);
+  config.shard = shardKey(shard);
+  const runDir = resumeDir ?? resolveShardRunDir(config, cwd, shard);
+  if (!config.clean && existsSync(join(runDir, "configs", "eval.json"))) config.resume = true;
+  useLedgerDir(join(runDir, "sandboxes"));
+  return { shard, runDir };
+}
