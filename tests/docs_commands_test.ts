@@ -104,6 +104,7 @@ const COMMANDS: string[][] = [
   ["init"],
   ["validate-config"],
   ...Object.entries(GROUPS).flatMap(([group, subs]) => Object.keys(subs).map((s) => [group, s])),
+  ["merge"],
   ["view"],
   ["run"],
 ];

@@ -20,6 +20,9 @@ export const GROUPS: Record<string, Record<string, string>> = {
   sandbox: {
     exec: "start a sandbox, run one command in it, confirm-stop it",
   },
+  shards: {
+    status: "done / owed / errored slots of each shard of a sharded run",
+  },
   bridge: {
     "prime-eval": "run a `prime eval` call (a v1 config or a taskset id) as vf eval",
   },
@@ -98,6 +101,32 @@ mod_test.ts and README.md (see docs/plugins.md). Refuses a folder that is not em
 Examples:
   vf init taskset @acme/vf-mathsets
   vf init judge my-judge --dir plugins/my-judge`,
+
+  merge: `Usage: vf merge <run dir> [-o <dir>] [--allow-partial]
+
+Merges the shard folders (shard-<i>-of-<n>) that vf eval --shard wrote into one run
+directory (default <run dir>/merged): its config without the shard key, one episode per
+slot (an ok one first) in traces.jsonl, summary.json, and merge.json, the report. Refuses
+shards whose configs or shard counts differ. Surplus lines (a process run twice) are
+dropped and counted. Slots still owed are named with the shard that owes each: exit 4
+unless --allow-partial; vf eval --resume <merged dir> runs them on one machine.
+See docs/shards.md.
+
+Examples:
+  vf eval reverse-text -m oracle -n 6 -r 2 --run.name demo-shards --shard 0/2 --display none
+  vf eval reverse-text -m oracle -n 6 -r 2 --run.name demo-shards --shard 1/2 --display none
+  vf merge outputs/demo-shards
+  vf merge outputs/demo-shards -o outputs/demo-merged --allow-partial`,
+
+  "shards status": `Usage: vf shards status <run dir>
+
+Shows each shard of a sharded run: its slots, done (kept) and errored episodes, owed slots,
+surplus, foreign and torn lines, and who holds its lease (running, stale, not started).
+Reads the folders as they are, so it works while the shards run. See docs/shards.md.
+
+Example:
+  vf eval reverse-text -m oracle -n 4 --run.name demo-status --shard 0/2 --display none
+  vf shards status outputs/demo-status`,
 
   "bridge prime-eval": `Usage: vf bridge prime-eval <target> [args...]
 
