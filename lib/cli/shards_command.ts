@@ -112,6 +112,10 @@ export async function mergeCommand(argv: string[]): Promise<number> {
 /** Runs `vf shards <sub> ...`; returns the exit code. */
 export async function shardsCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === "k8s" || sub === "slurm") {
+    const { shardsLaunchCommand } = await import("./shards_launch_command.ts");
+    return await shardsLaunchCommand(sub, rest);
+  }
   if (sub !== "status") throw usage(`Cannot run \`vf shards ${sub}\``, STATUS_USAGE);
   if (rest.length !== 1 || rest[0]!.startsWith("-")) {
     throw usage("Cannot show shards: give one run directory", STATUS_USAGE);

@@ -22,6 +22,8 @@ export const GROUPS: Record<string, Record<string, string>> = {
   },
   shards: {
     status: "done / owed / errored slots of each shard of a sharded run",
+    k8s: "print a Kubernetes Indexed Job of the shards and its merge Job",
+    slurm: "print an sbatch --array submission of the shards with a merge step",
   },
   bridge: {
     "prime-eval": "run a `prime eval` call (a v1 config or a taskset id) as vf eval",
@@ -127,6 +129,37 @@ Reads the folders as they are, so it works while the shards run. See docs/shards
 Example:
   vf eval reverse-text -m oracle -n 4 --run.name demo-status --shard 0/2 --display none
   vf shards status outputs/demo-status`,
+
+  "shards k8s":
+    `Usage: vf shards k8s @ <config.toml> --shards <n> [--parallelism <p>] [--name <run>]
+       [--image <ref>] [--pvc <claim>] [--secret <name>] [--secret-env <VAR> ...]
+       [--backoff-per-index <k>] [--grace-period <s>] [--slurm]
+
+Checks the config, then prints the Kubernetes objects of a sharded run (apply them with
+kubectl; nothing is sent from here): a ConfigMap with the config, a batch/v1 Indexed Job
+whose pods run vf eval --shard auto/<n> (JOB_COMPLETION_INDEX picks the shard; per-index
+backoff; podReplacementPolicy Failed, so two pods never hold one index; exit 2 fails the
+Job, disruptions are not counted; a grace period for confirmed sandbox teardown), and a
+merge Job created suspended. Secrets come from a Secret by name: the client's api_key_var,
+the judges' and each --secret-env. Outputs go to the PVC (default vf-outputs). --slurm
+prints the Slurm submission instead (vf shards slurm). See docs/shards.md.
+
+Examples:
+  vf shards k8s @ examples/quickstart.toml --shards 4 --parallelism 2 --name quick
+  vf shards k8s @ examples/quickstart.toml --shards 64 --parallelism 8 --image ghcr.io/acme/vf:1 --secret-env PRIME_API_KEY`,
+
+  "shards slurm":
+    `Usage: vf shards slurm @ <config.toml> --shards <n> [--parallelism <p>] [--name <run>]
+       [--output-dir <dir>] [--secret-env <VAR> ...]
+
+Checks the config, then prints a bash script that submits the shards as an sbatch --array
+(at most <p> at once, requeued on node failure; SLURM_ARRAY_TASK_ID picks the shard) and
+a merge job that runs after every array task ended (--dependency=afterany). The jobs
+inherit the submitting shell's environment, so export the secrets first. See docs/shards.md.
+
+Examples:
+  vf shards slurm @ examples/quickstart.toml --shards 16 --parallelism 4 --name quick
+  vf shards slurm @ examples/quickstart.toml --shards 4 --output-dir /shared/outputs`,
 
   "bridge prime-eval": `Usage: vf bridge prime-eval <target> [args...]
 

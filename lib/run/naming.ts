@@ -45,9 +45,12 @@ export function resolveRunDir(config: EvalConfig, cwd: string): string {
  * digest of the saved config (the shard and the run's name aside), not from chance.
  */
 export function resolveShardRunDir(config: EvalConfig, cwd: string, shard: Shard): string {
-  if (config.run.name == null) {
-    const { dump, side } = savedConfig({ ...config, shard: null, run: { name: null, dir: null } });
-    config.run.name = defaultRunName(config, configDigest({ dump, side }).slice(0, 8));
-  }
+  config.run.name ??= sharedRunName(config);
   return join(resolveRunDir(config, cwd), shardDirName(shard));
+}
+
+/** The default run name of a config, its 8 hex from the config's digest (shard aside). */
+export function sharedRunName(config: EvalConfig): string {
+  const { dump, side } = savedConfig({ ...config, shard: null, run: { name: null, dir: null } });
+  return defaultRunName(config, configDigest({ dump, side }).slice(0, 8));
 }
