@@ -4,25 +4,31 @@ import assert from "node:assert/strict";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../kit/errors.ts";
-import { useLedgerDir } from "../kit/runtime/ledger.ts";
+import { ledgerDir, recordSandbox, useLedgerDir } from "../kit/runtime/ledger.ts";
+import { runCli } from "./_cli.ts";
 import { loadEvalConfig } from "../lib/config/load_config.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import { placeShard } from "../lib/run/shard_place.ts";
 import { mergeShards, readShardedRun } from "../lib/run/shard_merge.ts";
-import { episodesOf, fastArgs, perTask, run, tmp } from "./_run.ts";
+import { episodesOf, fastArgs, perTask, run, tmp, traceLines } from "./_run.ts";
+import { acquireLease } from "../lib/run/lease.ts";
 import { runDirProblems } from "./_python_v1.ts";
 
 after(() => useLedgerDir(null));
 
-/** Runs shard `i` of `n` in-process; returns its directory. */
-async function runShard(argv: string[], cwd: string, i: number, n: number): Promise<string> {
+/** Runs shard `i` of `n` in-process; returns its directory and the run's result. */
+async function runShardResult(argv: string[], cwd: string, i: number, n: number) {
   const loaded = await loadEvalConfig([...argv, "--shard", `${i}/${n}`, "--display", "none"], {
     cwd,
   });
   const placed = placeShard(loaded.config, cwd, () => undefined, undefined)!;
-  await runEval(loaded, { runDir: placed.runDir, cwd });
+  const result = await runEval(loaded, { runDir: placed.runDir, cwd });
   useLedgerDir(null);
-  return placed.runDir;
+  return { dir: placed.runDir, result, config: loaded.config };
+}
+
+async function runShard(argv: string[], cwd: string, i: number, n: number): Promise<string> {
+  return (await runShardResult(argv, cwd, i, n)).dir;
 }
 
 const ARGS = [...fastArgs(7), "-r", "3", "-s", "--seed", "5", "--run.name", "sharded"];
@@ -30,6 +36,45 @@ const ARGS = [...fastArgs(7), "-r", "3", "-s", "--seed", "5", "--run.name", "sha
 function sorted(m: Map<string, number>): [string, number][] {
   return [...m].sort((a, b) => a[0].localeCompare(b[0]));
 }
+
+describe("a shard launched again", () => {
+  it("resumes its own folder with the same command; --clean starts it over", async () => {
+    const cwd = tmp();
+    const first = await runShardResult(ARGS, cwd, 1, 2);
+    assert.equal(first.dir, join(cwd, "outputs", "sharded", "shard-1-of-2"));
+    assert.equal(traceLines(first.dir).length, 10); // slots 1, 3, ..., 19 of 21
+    const again = await runShardResult(ARGS, cwd, 1, 2);
+    assert.equal(again.config.resume, true);
+    assert.match(again.result.nothingToResume ?? "", /all 10 \(this shard's\) rollouts/);
+    assert.equal(traceLines(first.dir).length, 10);
+    const clean = await runShardResult([...ARGS, "--clean"], cwd, 1, 2);
+    assert.equal(clean.config.resume, false);
+    assert.equal(clean.result.summary.counts.kept, 0);
+    assert.equal(traceLines(first.dir).length, 10);
+    // a folder another process holds is never cleaned
+    const lease = acquireLease(first.dir);
+    await assert.rejects(runShardResult([...ARGS, "--clean"], cwd, 1, 2), /leased by/);
+    lease.release();
+    assert.equal(traceLines(first.dir).length, 10);
+  });
+});
+
+describe("a shard's sandbox ledger", () => {
+  it("lives in the shard folder, where vf sandboxes list --run finds it", async () => {
+    const cwd = tmp();
+    const loaded = await loadEvalConfig([...ARGS, "--shard", "0/2", "--display", "none"], { cwd });
+    const placed = placeShard(loaded.config, cwd, () => undefined, undefined)!;
+    assert.equal(ledgerDir(), join(placed.runDir, "sandboxes"));
+    recordSandbox({ provider: "prime", id: "sbx-leaked", created_at: new Date().toISOString() });
+    useLedgerDir(null);
+    const env = { VF_CACHE_DIR: tmp("vf-cache-") };
+    const there = await runCli(["sandboxes", "list", "--json", "--run", placed.runDir], { env });
+    assert.equal(there.code, 0, there.stderr);
+    assert.deepEqual(JSON.parse(there.stdout).map((e: { id: string }) => e.id), ["sbx-leaked"]);
+    const userCache = await runCli(["sandboxes", "list", "--json"], { env });
+    assert.deepEqual(JSON.parse(userCache.stdout), []);
+  });
+});
 
 describe("vf merge", () => {
   it("merges n shards into the episodes of a single run, Python-readable", async () => {

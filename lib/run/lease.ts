@@ -183,3 +183,9 @@ export function leaseOf(
   if (record === null) return null;
   return { record, live: !isStale(path, record, staleMs) };
 }
+
+/** Throws the refusal (exit 75) when `dir` has a live lease (e.g. before deleting it). */
+export function refuseIfLeased(dir: string, staleMs = 60_000): void {
+  const held = leaseOf(dir, staleMs);
+  if (held?.live) throw leaseHeld(dir, held.record);
+}

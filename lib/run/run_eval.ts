@@ -366,8 +366,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
       runtime: config.env.agent.runtime.type,
       model: config.model,
       baseUrl: config.client.base_url ?? "",
-      tasks: state.expected / R,
-      rollouts: R,
+      // a shard's slots are not whole tasks: shown as one rollout each
+      tasks: config.shard === null ? state.expected / R : state.expected,
+      rollouts: config.shard === null ? R : 1,
       maxConcurrent: config.max_concurrent,
       kept: acc.kept,
       owed: state.expected - acc.kept,
@@ -378,7 +379,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   runLog.setDisplay(display);
   runLog.log(
     `run ${settings.run.name} (attempt ${runLog.attempt}): ${state.expected} episodes ` +
-      `(${state.expected / R} tasks × ${R}), ${state.expected - acc.kept} to run`,
+      `(${
+        config.shard === null ? `${state.expected / R} tasks × ${R}` : `shard ${config.shard}`
+      }), ${state.expected - acc.kept} to run`,
   );
   display?.start();
 

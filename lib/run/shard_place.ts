@@ -7,10 +7,11 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { EvalConfig } from "../config/eval_config.ts";
 import { useLedgerDir } from "../../kit/runtime/ledger.ts";
+import { refuseIfLeased } from "./lease.ts";
 import { resolveShardRunDir } from "./naming.ts";
 import { parseShard, type Shard, shardKey } from "./shard.ts";
 
@@ -23,7 +24,7 @@ export interface PlacedShard {
 /**
  * Places a sharded launch (null when the config has no shard). `resumeDir` is the run
  * directory a `--resume <dir>` named, if any. Mutates `config` (shard resolved, run name,
- * `resume` set when the shard's run exists and `--clean` was not asked).
+ * `resume` set when the shard's run exists; with `--clean` the shard's folder is removed).
  */
 export function placeShard(
   config: EvalConfig,
@@ -35,7 +36,12 @@ export function placeShard(
   const shard = parseShard(config.shard, env);
   config.shard = shardKey(shard);
   const runDir = resumeDir ?? resolveShardRunDir(config, cwd, shard);
-  if (!config.clean && existsSync(join(runDir, "configs", "eval.json"))) config.resume = true;
+  if (config.clean && resumeDir === undefined) {
+    // cleaned here, before the lease is taken in it (a later clean would delete the lease)
+    refuseIfLeased(runDir);
+    rmSync(runDir, { recursive: true, force: true });
+    config.clean = false;
+  } else if (existsSync(join(runDir, "configs", "eval.json"))) config.resume = true;
   useLedgerDir(join(runDir, "sandboxes"));
   return { shard, runDir };
 }
