@@ -65,13 +65,14 @@ function readJson(path: string): Json {
   }
 }
 
-/** A shard's saved config (eval.json with its sidecar), without the shard key. */
+/** A shard's saved config (eval.json with its sidecar), without the shard and `verbose`. */
 export function shardConfig(dir: string): Record<string, unknown> {
   const path = join(dir, "configs", "eval.json");
   if (!existsSync(path)) return {};
   const side = existsSync(sidecarPath(dir)) ? readJson(sidecarPath(dir)) : {};
   const all = mergeConfig(readJson(path), side) as Record<string, unknown>;
   delete all.shard;
+  delete all.verbose; // as on a resume, how a launch logs may differ
   return all;
 }
 
