@@ -66,18 +66,19 @@ Examples:
   vf plugins show runtime prime
   vf plugins show taskset ./vf-mathsets/mod.ts   # the one vf init taskset @acme/vf-mathsets made`,
 
-  "sandboxes list": `Usage: vf sandboxes list [--json]
+  "sandboxes list": `Usage: vf sandboxes list [--json] [--run <shard dir>]
 
 Lists the remote sandboxes (Prime, Modal) that a run created and could not yet confirm
-stopped, from the ledger under the user cache dir ($VF_CACHE_DIR). Empty is good.
+stopped, from the ledger under the user cache dir ($VF_CACHE_DIR), or with --run from the
+ledger a shard of a sharded run keeps in its folder. Empty is good.
 
 Examples:
   vf sandboxes list
   vf sandboxes list --json`,
 
-  "sandboxes gc": `Usage: vf sandboxes gc
+  "sandboxes gc": `Usage: vf sandboxes gc [--run <shard dir>]
 
-Stops every sandbox in the ledger, with confirmation from its provider, and removes the
+Stops every sandbox in the ledger (with --run, a shard's own), with confirmation from its provider, and removes the
 ones confirmed gone. Exit 1 when some could not be confirmed (they stay listed).
 
 Example:
