@@ -79,7 +79,8 @@ Examples:
   "sandboxes gc": `Usage: vf sandboxes gc [--run <shard dir>]
 
 Stops every sandbox in the ledger (with --run, a shard's own), with confirmation from its
-provider, and removes the ones confirmed gone. Exit 1 when some could not be confirmed (they stay listed).
+provider, and removes the ones confirmed gone. Exit 1 when some could not be confirmed
+(they stay listed).
 
 Example:
   vf sandboxes gc`,
