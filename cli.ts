@@ -40,6 +40,7 @@ Usage:
   vf harnesses list | install <id>... | prune [--all]   (agent installs on this host)
   vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]   (scaffold a plugin package)
   vf bridge prime-eval <target> [args...]   (for \`prime eval\`: a v1 config or a taskset id)
+  vf eval ... --shard <i|auto>/<n> | vf merge <run-dir> | vf shards status <run-dir>
   vf view <run-dir> [<run-dir>...] [--port <n>] | --out <file.html>   (runs in the browser)
   vf run <script.ts> [args...]   (a script using @verifiers/verifiers-ts, resolved to this vf)
   vf --version | --help
@@ -157,6 +158,14 @@ export async function main(argv: string[]): Promise<number> {
     case "bridge": {
       const { bridgeCommand } = await import("./lib/cli/bridge_command.ts");
       return await bridgeCommand(rest);
+    }
+    case "merge": {
+      const { mergeCommand } = await import("./lib/cli/shards_command.ts");
+      return await mergeCommand(rest);
+    }
+    case "shards": {
+      const { shardsCommand } = await import("./lib/cli/shards_command.ts");
+      return await shardsCommand(rest);
     }
     case "view": {
       const { viewCommand } = await import("./lib/cli/view_command.ts");

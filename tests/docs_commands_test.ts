@@ -107,6 +107,7 @@ const COMMANDS: string[][] = [
   ["replay"],
   ["debug"],
   ...Object.entries(GROUPS).flatMap(([group, subs]) => Object.keys(subs).map((s) => [group, s])),
+  ["merge"],
   ["view"],
   ["run"],
 ];

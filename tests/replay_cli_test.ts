@@ -20,11 +20,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./_cli.ts";
-import {
-  assertRealPythonLoadsEpisodes,
-  episodeProblems,
-  PYTHON_GOLDEN_RUN,
-} from "./_python_v1.ts";
+import { assertRealPythonLoadsEpisodes, episodeProblems, PYTHON_GOLDEN_RUN } from "./_python_v1.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai_server.ts";
 
 const LONG = { timeout: 120_000 };

@@ -14,7 +14,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -60,9 +60,22 @@ export interface PendingSandbox {
   config?: Record<string, unknown>;
 }
 
+let ledgerOverride: string | null = null;
+
+/**
+ * Keeps this process's ledger in `dir` instead of the user cache (a sharded run keeps its
+ * own in `<shard dir>/sandboxes`, so a restarted shard finds what its predecessor leaked);
+ * `null` goes back to the user cache.
+ */
+export function useLedgerDir(dir: string | null): void {
+  ledgerOverride = dir;
+}
+
 /** The ledger directory (created on demand). */
 export function ledgerDir(): string {
-  return userCacheSubdir("sandboxes");
+  if (ledgerOverride === null) return userCacheSubdir("sandboxes");
+  mkdirSync(ledgerOverride, { recursive: true });
+  return ledgerOverride;
 }
 
 function safePart(s: string): string {

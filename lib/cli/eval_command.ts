@@ -12,9 +12,11 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { tokenizeArgv } from "../config/argv.ts";
 import { InputError } from "../../kit/errors.ts";
-import { getAllEnv } from "../../kit/_runtime/env.ts";
+import { getAllEnv, getEnv } from "../../kit/_runtime/env.ts";
 import { writeEvalJson } from "../run/config_dump.ts";
 import { resolveRunDir } from "../run/naming.ts";
+import { placeShard } from "../run/shard_place.ts";
+import { acquireLease } from "../run/lease.ts";
 import { missingKeyWarning } from "../config/key_warning.ts";
 import { err, out, paint } from "./output.ts";
 import { ALL_ERRORED_EXIT, everyEpisodeErrored, readRunSummary, runReport } from "./run_report.ts";
@@ -150,8 +152,9 @@ export async function evalCommand(argv: string[]): Promise<number> {
   }
   const config = loaded.config;
   const named = config.run.name != null || config.run.dir != null;
-  const runDir = loaded.resumeDir ?? resolveRunDir(config, cwd);
-  if (config.resume && !loaded.resumeDir) {
+  const placed = placeShard(config, cwd, getEnv, loaded.resumeDir);
+  const runDir = placed?.runDir ?? loaded.resumeDir ?? resolveRunDir(config, cwd);
+  if (config.resume && !loaded.resumeDir && !placed) {
     if (!named) throw resumeNeedsFolder();
     if (!existsSync(join(runDir, "configs", "eval.json"))) {
       throw new InputError("resume_no_run", `Cannot resume: there is no run in ${runDir}`, {
@@ -169,12 +172,25 @@ export async function evalCommand(argv: string[]): Promise<number> {
   if (keyWarning) await err(`${paint("warning:", "yellow")} ${keyWarning}`);
   const { runEvalFromCli } = await import("./eval_run.ts");
   const lines: Promise<void>[] = [];
-  let code = await runEvalFromCli(loaded, {
-    runDir,
-    cwd,
-    err: (line) => void lines.push(err(line)),
-    out: (line) => void lines.push(out(line)),
-  });
+  // a shard is run by one process at a time (lib/run/lease.ts); a lost lease stops this one
+  const lost = new AbortController();
+  const lease = placed
+    ? acquireLease(runDir, {
+      onLost: (by) => lost.abort(new Error(`the lease of ${runDir} was taken over by ${by}`)),
+    })
+    : null;
+  let code: number;
+  try {
+    code = await runEvalFromCli(loaded, {
+      runDir,
+      cwd,
+      signal: lost.signal,
+      err: (line) => void lines.push(err(line)),
+      out: (line) => void lines.push(out(line)),
+    });
+  } finally {
+    lease?.release();
+  }
   await Promise.all(lines);
   const summary = readRunSummary(runDir);
   if (!summary) return code;

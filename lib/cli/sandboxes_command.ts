@@ -8,6 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import process from "node:process";
+import { join, resolve } from "node:path";
 import { setOwn } from "../config/merge.ts";
 import { fieldInfo } from "../config/schema_walk.ts";
 import { InputError } from "../../kit/errors.ts";
@@ -20,6 +21,7 @@ import {
   pendingOwnerAlive,
   removePending,
   removeSandbox,
+  useLedgerDir,
 } from "../../kit/runtime/ledger.ts";
 import { removeOrphanWorkdirs } from "../../kit/runtime/workdirs.ts";
 import type { Runtime } from "../../kit/runtime/runtime.ts";
@@ -27,13 +29,25 @@ import { writeStderr, writeStdout } from "../../kit/_runtime/tty.ts";
 import { err, out, paint } from "./output.ts";
 import { quote } from "../../kit/util/quote.ts";
 
-const SANDBOXES_USAGE = "vf sandboxes list [--json] | vf sandboxes gc";
+const SANDBOXES_USAGE = "vf sandboxes list [--json] [--run <dir>] | vf sandboxes gc [--run <dir>]";
 const EXEC_USAGE =
   "vf sandbox exec [-i] --runtime <type> [--runtime.<key> <value> ...] -- <command...>";
 
 /** Runs `vf sandboxes ...`; returns the exit code. */
 export async function sandboxesCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
+  // `--run <shard dir>`: the ledger a sharded run keeps beside its results
+  const at = rest.indexOf("--run");
+  if (at !== -1) {
+    const dir = rest[at + 1];
+    if (dir === undefined || dir.startsWith("-")) {
+      throw new InputError("usage", "Cannot run `vf sandboxes`: --run needs a run directory", {
+        hint: SANDBOXES_USAGE,
+      });
+    }
+    useLedgerDir(join(resolve(dir), "sandboxes"));
+    rest.splice(at, 2);
+  }
   if (sub === "list" && (rest.length === 0 || (rest.length === 1 && rest[0] === "--json"))) {
     return await listCommand(rest[0] === "--json");
   }

@@ -25,6 +25,11 @@ export const GROUPS: Record<string, Record<string, string>> = {
   sandbox: {
     exec: "start a sandbox, run one command in it, confirm-stop it",
   },
+  shards: {
+    status: "done / owed / errored slots of each shard of a sharded run",
+    k8s: "print a Kubernetes Indexed Job of the shards and its merge Job",
+    slurm: "print an sbatch --array submission of the shards with a merge step",
+  },
   bridge: {
     "prime-eval": "run a `prime eval` call (a v1 config or a taskset id) as vf eval",
   },
@@ -145,19 +150,21 @@ Examples:
   vf harnesses prune
   vf harnesses prune --all`,
 
-  "sandboxes list": `Usage: vf sandboxes list [--json]
+  "sandboxes list": `Usage: vf sandboxes list [--json] [--run <shard dir>]
 
 Lists the remote sandboxes (Prime, Modal) that a run created and could not yet confirm
-stopped, from the ledger under the user cache dir ($VF_CACHE_DIR). Empty is good.
+stopped, from the ledger under the user cache dir ($VF_CACHE_DIR), or with --run from the
+ledger a shard of a sharded run keeps in its folder. Empty is good.
 
 Examples:
   vf sandboxes list
   vf sandboxes list --json`,
 
-  "sandboxes gc": `Usage: vf sandboxes gc
+  "sandboxes gc": `Usage: vf sandboxes gc [--run <shard dir>]
 
-Stops every sandbox in the ledger, with confirmation from its provider, and removes the
-ones confirmed gone. Exit 1 when some could not be confirmed (they stay listed).
+Stops every sandbox in the ledger (with --run, a shard's own), with confirmation from its
+provider, and removes the ones confirmed gone. Exit 1 when some could not be confirmed
+(they stay listed).
 
 Example:
   vf sandboxes gc`,
@@ -187,6 +194,63 @@ mod_test.ts and README.md (see docs/plugins.md). Refuses a folder that is not em
 Examples:
   vf init taskset @acme/vf-mathsets
   vf init judge my-judge --dir plugins/my-judge`,
+
+  merge: `Usage: vf merge <run dir> [-o <dir>] [--allow-partial]
+
+Merges the shard folders (shard-<i>-of-<n>) that vf eval --shard wrote into one run
+directory (default <run dir>/merged): its config without the shard key, one episode per
+slot (an ok one first) in traces.jsonl, summary.json, and merge.json, the report. Refuses
+shards whose configs or shard counts differ. Surplus lines (a process run twice) are
+dropped and counted. Slots still owed are named with the shard that owes each: exit 4
+unless --allow-partial; vf eval --resume <merged dir> runs them on one machine.
+See docs/shards.md.
+
+Examples:
+  vf eval reverse-text -m oracle -n 6 -r 2 --run.name demo-shards --shard 0/2 --display none
+  vf eval reverse-text -m oracle -n 6 -r 2 --run.name demo-shards --shard 1/2 --display none
+  vf merge outputs/demo-shards
+  vf merge outputs/demo-shards -o outputs/demo-merged --allow-partial`,
+
+  "shards status": `Usage: vf shards status <run dir>
+
+Shows each shard of a sharded run: its slots, done (kept) and errored episodes, owed slots,
+surplus, foreign and torn lines, and who holds its lease (running, stale, not started).
+Reads the folders as they are, so it works while the shards run. See docs/shards.md.
+
+Example:
+  vf eval reverse-text -m oracle -n 4 --run.name demo-status --shard 0/2 --display none
+  vf shards status outputs/demo-status`,
+
+  "shards k8s":
+    `Usage: vf shards k8s @ <config.toml> --shards <n> [--parallelism <p>] [--name <run>]
+       [--image <ref>] [--pvc <claim>] [--secret <name>] [--secret-env <VAR> ...]
+       [--backoff-per-index <k>] [--grace-period <s>] [--slurm]
+
+Checks the config, then prints the Kubernetes objects of a sharded run (apply them with
+kubectl; nothing is sent from here): a ConfigMap with the config, a batch/v1 Indexed Job
+whose pods run vf eval --shard auto/<n> (JOB_COMPLETION_INDEX picks the shard; per-index
+backoff; podReplacementPolicy Failed, so two pods never hold one index; exit 2 fails the
+Job, disruptions are not counted; a grace period for confirmed sandbox teardown), and a
+merge Job created suspended. Secrets come from a Secret by name: the client's api_key_var,
+the judges' and each --secret-env. Outputs go to the PVC (default vf-outputs). --slurm
+prints the Slurm submission instead (vf shards slurm). See docs/shards.md.
+
+Examples:
+  vf shards k8s @ examples/quickstart.toml --shards 4 --parallelism 2 --name quick
+  vf shards k8s @ examples/quickstart.toml --shards 64 --parallelism 8 --image ghcr.io/acme/vf:1 --secret-env PRIME_API_KEY`,
+
+  "shards slurm":
+    `Usage: vf shards slurm @ <config.toml> --shards <n> [--parallelism <p>] [--name <run>]
+       [--output-dir <dir>] [--secret-env <VAR> ...]
+
+Checks the config, then prints a bash script that submits the shards as an sbatch --array
+(at most <p> at once, requeued on node failure; SLURM_ARRAY_TASK_ID picks the shard) and
+a merge job that runs after every array task ended (--dependency=afterany). The jobs
+inherit the submitting shell's environment, so export the secrets first. See docs/shards.md.
+
+Examples:
+  vf shards slurm @ examples/quickstart.toml --shards 16 --parallelism 4 --name quick
+  vf shards slurm @ examples/quickstart.toml --shards 4 --output-dir /shared/outputs`,
 
   "bridge prime-eval": `Usage: vf bridge prime-eval <target> [args...]
 

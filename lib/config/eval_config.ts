@@ -217,6 +217,7 @@ export type EvalConfig = {
   seed: number | null;
   output_dir: string;
   run: { name: string | null; dir: string | null };
+  shard: string | null;
   push: boolean;
   verbose: boolean;
   display: (typeof DISPLAY_MODES)[number];
@@ -284,6 +285,10 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
       name: z.string().nullable().default(null).describe("Run name (default generated)"),
       dir: z.string().nullable().default(null).describe("Run directory under output_dir"),
     }).prefault({}),
+    shard: z.string().regex(/^\s*(auto|\d+)\s*\/\s*\d+\s*$/, "expected <i>/<n> or auto/<n>")
+      .nullable().default(null).describe(
+        "Run shard i of n (`auto/<n>`: i from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)",
+      ),
     push: z.boolean().default(false).describe(
       "Upload results: verifiers-ts has no results upload, so it must stay false (--no-push ok)",
     ),

@@ -67,6 +67,9 @@ export function savedConfig(
     side[k] = dump[k] ?? null;
     delete dump[k];
   }
+  // a sharded run's shard (lib/run/shard.ts); an unsharded run's saved config has no key
+  if (dump.shard != null) side.shard = dump.shard;
+  delete dump.shard;
   const d = dump as unknown as EvalConfig;
   // Python's `client` is a union told apart by `type`; its writer names it, so do we.
   (d.client as Record<string, unknown>).type = "eval";

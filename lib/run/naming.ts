@@ -5,8 +5,10 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { EvalConfig } from "../config/eval_config.ts";
+import { configDigest, savedConfig } from "./config_dump.ts";
+import { type Shard, shardDirName } from "./shard.ts";
 import { normalizeId } from "../plugins/specifier.ts";
 
 /**
@@ -35,4 +37,20 @@ export function resolveRunDir(config: EvalConfig, cwd: string): string {
   config.run.name ??= defaultRunName(config);
   config.run.dir ??= config.run.name;
   return resolve(cwd, config.output_dir, config.run.dir);
+}
+
+/**
+ * The directory of one shard: `<output_dir>/<run dir>/shard-<i>-of-<n>`. Every shard of a
+ * config must land in one run directory, so an unset run name takes its 8 hex from the
+ * digest of the saved config (the shard and the run's name aside), not from chance.
+ */
+export function resolveShardRunDir(config: EvalConfig, cwd: string, shard: Shard): string {
+  config.run.name ??= sharedRunName(config);
+  return join(resolveRunDir(config, cwd), shardDirName(shard));
+}
+
+/** The default run name of a config, its 8 hex from the config's digest (shard aside). */
+export function sharedRunName(config: EvalConfig): string {
+  const { dump, side } = savedConfig({ ...config, shard: null, run: { name: null, dir: null } });
+  return defaultRunName(config, configDigest({ dump, side }).slice(0, 8));
 }

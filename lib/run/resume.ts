@@ -186,6 +186,8 @@ export interface DroppedLines {
 export interface ResumePlan {
   /** Selected tasks (N). */
   tasks: number;
+  /** Episodes the run targets in all (N × R, or a shard's slots). */
+  slots: number;
   /** Episodes kept. */
   kept: number;
   /** Episodes owed, by task key. */
@@ -207,20 +209,25 @@ function isEpisodeLike(v: unknown): v is Episode {
 
 /**
  * Reads the run's `traces.jsonl` against the selected tasks and rewrites it to the kept
- * lines when anything is dropped. `onKept` gets each kept episode once.
+ * lines when anything is dropped. `onKept` gets each kept episode once. `rollouts` is the
+ * run's `num_rollouts`, or the rollouts a shard runs of the task at each position.
  */
 export async function planResume(
   runDir: string,
   selected: TasksetView,
-  rollouts: number,
+  rollouts: number | ((position: number) => number),
   onKept: (episode: Episode) => void,
 ): Promise<ResumePlan> {
   const remaining = new Map<string, number>();
   let tasks = 0;
+  let slots = 0;
   for await (const task of selected) {
+    const quota = typeof rollouts === "number" ? rollouts : rollouts(tasks);
     tasks++;
+    slots += quota;
+    if (quota === 0) continue;
     const key = taskHash(task);
-    remaining.set(key, (remaining.get(key) ?? 0) + rollouts);
+    remaining.set(key, (remaining.get(key) ?? 0) + quota);
   }
   const dropped: DroppedLines = { malformed: 0, invalid: 0, foreign: 0, surplus: 0, errored: 0 };
   let kept = 0;
@@ -291,7 +298,7 @@ export async function planResume(
     if (v > 0) totalOwed += v;
     else remaining.delete(k);
   }
-  return { tasks, kept, owed: remaining, totalOwed, dropped, rewritten: rewrite };
+  return { tasks, slots, kept, owed: remaining, totalOwed, dropped, rewritten: rewrite };
 }
 
 /** Makes a rename durable (best effort: not every platform can fsync a directory). */
@@ -309,6 +316,12 @@ function syncDir(dir: string): void {
 }
 
 /** The message of a resume that owes nothing. */
-export function nothingToResume(runDir: string, tasks: number, rollouts: number): string {
-  return `nothing to resume in ${runDir}: all ${tasks}x${rollouts} rollouts already completed without error`;
+export function nothingToResume(
+  runDir: string,
+  tasks: number,
+  rollouts: number,
+  slots = tasks * rollouts,
+): string {
+  const what = slots === tasks * rollouts ? `${tasks}x${rollouts}` : `${slots} (this shard's)`;
+  return `nothing to resume in ${runDir}: all ${what} rollouts already completed without error`;
 }

@@ -44,6 +44,7 @@ import { type RunState, summaryOf, writeSummary } from "./run_state.ts";
 import { newPoolStats, type PoolStats, runPool } from "./scheduler.ts";
 import { rewardText, type RunSummary, SummaryAccumulator } from "./summary.ts";
 import { TracesWriter } from "./traces_file.ts";
+import { parseShard, shardOwed, shardQuota } from "./shard.ts";
 
 export type { DisplayInit, RunHeading } from "./progress.ts";
 
@@ -114,10 +115,12 @@ async function planOwed(
   runLog: RunLog,
 ): Promise<string | null> {
   const R = config.num_rollouts;
+  const shard = config.shard === null ? null : parseShard(config.shard, () => undefined);
   if (config.resume && runDir !== null) {
-    const plan = await planResume(runDir, inputs.view, R, (ep) => state.acc.add(ep, true));
+    const quota = shard ? (p: number) => shardQuota(p, R, shard) : R;
+    const plan = await planResume(runDir, inputs.view, quota, (ep) => state.acc.add(ep, true));
     if (plan.tasks === 0) throw emptySelection(config);
-    state.expected = plan.tasks * R;
+    state.expected = plan.slots;
     state.owed = plan.owed;
     const d = plan.dropped;
     runLog.log(
@@ -126,9 +129,13 @@ async function planOwed(
         `${d.foreign} foreign, ${d.surplus} surplus lines` +
         (plan.rewritten ? "; traces.jsonl rewritten" : ""),
     );
-    return plan.totalOwed === 0 ? nothingToResume(runDir, plan.tasks, R) : null;
+    return plan.totalOwed === 0 ? nothingToResume(runDir, plan.tasks, R, plan.slots) : null;
   }
-  state.expected = inputs.selected! * R;
+  if (shard) {
+    const dealt = await shardOwed(inputs.view, R, shard);
+    state.owed = dealt.owed;
+    state.expected = dealt.slots;
+  } else state.expected = inputs.selected! * R;
   if (runDir !== null) writeEvalJson(runDir, config);
   return null;
 }
@@ -359,8 +366,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
       runtime: config.env.agent.runtime.type,
       model: config.model,
       baseUrl: config.client.base_url ?? "",
-      tasks: state.expected / R,
-      rollouts: R,
+      // a shard's slots are not whole tasks: shown as one rollout each
+      tasks: config.shard === null ? state.expected / R : state.expected,
+      rollouts: config.shard === null ? R : 1,
       maxConcurrent: config.max_concurrent,
       kept: acc.kept,
       owed: state.expected - acc.kept,
@@ -371,7 +379,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   runLog.setDisplay(display);
   runLog.log(
     `run ${settings.run.name} (attempt ${runLog.attempt}): ${state.expected} episodes ` +
-      `(${state.expected / R} tasks × ${R}), ${state.expected - acc.kept} to run`,
+      `(${
+        config.shard === null ? `${state.expected / R} tasks × ${R}` : `shard ${config.shard}`
+      }), ${state.expected - acc.kept} to run`,
   );
   display?.start();
 

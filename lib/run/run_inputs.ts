@@ -104,3 +104,18 @@ export async function checkInputs(loaded: LoadedConfig, options: RunPlace): Prom
   removeCrashedWorkdirs(config);
   return { taskset, tasksetConfig, view: selectTasks(all, config), selected };
 }
+
+/**
+ * The selected tasks of a loaded config, as a run of it selects them (shuffle, `num_tasks`,
+ * the system prompt file read), without touching any run directory.
+ */
+export function selectionView(loaded: LoadedConfig, cwd: string): TasksetView {
+  const { config } = loaded;
+  const { taskset } = loaded.plugins;
+  if (!taskset) throw new InputError("taskset_missing", "Cannot run: no taskset");
+  const tasksetConfig = { ...config.env.taskset };
+  if (config.env.taskset.system_prompt) {
+    tasksetConfig.system_prompt = readSystemPrompt(config.env.taskset.system_prompt, cwd);
+  }
+  return selectTasks(new TasksetView(taskset, tasksetConfig), config);
+}

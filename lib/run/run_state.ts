@@ -16,7 +16,7 @@ export interface RunState {
   acc: SummaryAccumulator;
   /** Episodes the run owes in all (selected tasks × rollouts). */
   expected: number;
-  /** On a resume, episodes owed per task key; null on a fresh run (everything is owed). */
+  /** Episodes owed per task key (a resume, a shard); null: every selected slot is owed. */
   owed: Map<string, number> | null;
   unconfirmed: UnconfirmedSandbox[];
 }
