@@ -5,10 +5,10 @@
  * configurable), the prompt text in `prompt_var`, the system prompt in
  * `system_prompt_var`, and the whole initial conversation (OpenAI chat shape, JSON) in the
  * file named by `VF_MESSAGES_FILE`. The endpoint serves chat completions
- * (`POST /v1/chat/completions`), `GET /v1/models` (the run's model) and Anthropic Messages
- * (`POST /v1/messages`, `.../count_tokens`): Anthropic SDKs find the endpoint's root in
- * `ANTHROPIC_BASE_URL` and the key in `ANTHROPIC_API_KEY`. The Responses API is refused
- * with a message saying to use chat completions. The tail of the program's stdout and
+ * (`POST /v1/chat/completions`), `GET /v1/models` (the run's model), the OpenAI Responses
+ * API (`POST /v1/responses`) and Anthropic Messages (`POST /v1/messages`,
+ * `.../count_tokens`): Anthropic SDKs find the endpoint's root in `ANTHROPIC_BASE_URL` and
+ * the key in `ANTHROPIC_API_KEY`. The tail of the program's stdout and
  * stderr is kept on the trace (`info.agent_output`) whatever its exit code.
  *
  * The messages file lives outside the program's working directory (a program that lists
@@ -74,8 +74,8 @@ const config = z.object({
 export default defineHarness({
   id: "command",
   description: "Runs an agent program already installed in the runtime (its endpoint " +
-    "serves OpenAI chat completions, GET /v1/models and Anthropic Messages, not the " +
-    "Responses API; the tail of its output is kept in trace info.agent_output).",
+    "serves OpenAI chat completions and Responses, and Anthropic Messages; the tail of " +
+    "its output is kept in trace info.agent_output).",
   config,
   capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
   async launch(ctx) {
