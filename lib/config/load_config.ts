@@ -23,6 +23,8 @@ import type {
   TasksetPlugin,
 } from "../../kit/contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
+import { normalizeId } from "../plugins/specifier.ts";
+import { quote } from "../../kit/util/quote.ts";
 import type { PluginLock } from "../plugins/lock.ts";
 import { type ParsedArgv, tokenizeArgv } from "./argv.ts";
 import { checkRunnable, describeIssue, protoKeyPaths, urlProblem } from "./config_checks.ts";
@@ -138,16 +140,42 @@ function configError(problems: ConfigIssue[], command: string): ConfigError {
   });
 }
 
-async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<T | undefined> {
+/**
+ * Runs a plugin load; a {@link PluginError} is collected (prefixed with `source`, the flag
+ * or `file: toml.path` that named the id, when one did) instead of thrown.
+ */
+async function tryLoad<T>(
+  fn: () => Promise<T>,
+  errors: PluginError[],
+  source?: string,
+): Promise<T | undefined> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof PluginError) {
-      errors.push(err);
+      errors.push(
+        source === undefined ? err : new PluginError(err.code, `${source}: ${err.message}`, {
+          ...(err.hint === undefined ? {} : { hint: err.hint }),
+          cause: err,
+        }),
+      );
       return undefined;
     }
     throw err;
   }
+}
+
+/** The env ids verifiers-ts runs, normalized as built-in ids are. */
+const ENV_IDS = ["single-agent"];
+
+/** Refuses an env id verifiers-ts does not run, as an unknown plugin id is refused. */
+function checkEnvId(id: string): Promise<string> {
+  if (ENV_IDS.includes(normalizeId(id))) return Promise.resolve(id);
+  return Promise.reject(
+    new PluginError("plugin_not_found", `Cannot find env ${quote(id)}: no env has that id`, {
+      hint: `Built-in env ids: ${ENV_IDS.join(", ")}`,
+    }),
+  );
 }
 
 /** The plugins the ids name (undefined where one failed to load), and the judge entries. */
@@ -166,7 +194,7 @@ async function loadNamedPlugins(
   parsed: ParsedArgv,
   fileData: unknown,
   idFlags: ReturnType<typeof collectIdFlags>,
-  options: { cwd: string; lock: PluginLock | undefined },
+  options: { cwd: string; lock: PluginLock | undefined; prov: Provenance },
 ): Promise<LoadedPlugins> {
   const idOf = (path: string): string | undefined => {
     const f = idFlags.get(path);
@@ -174,10 +202,24 @@ async function loadNamedPlugins(
     const v = getPath(fileData, path.split("."));
     return typeof v === "string" && v !== "" ? v : undefined;
   };
+  /** Where an id was set: its flag, else its file and TOML path (undefined: defaulted). */
+  const sourceOf = (path: string): string | undefined => {
+    const f = idFlags.get(path);
+    // the positional <taskset-id> is plain from the message itself
+    if (f) return f.flag.startsWith("-") ? f.flag : undefined;
+    const segments = path.split(".");
+    return getPath(fileData, segments) === undefined ? undefined : where(options.prov, segments);
+  };
   const errors: PluginError[] = [];
+  const envId = idOf("env.id");
+  if (envId) await tryLoad(() => checkEnvId(envId), errors, sourceOf("env.id"));
   const tasksetId = idOf("env.taskset.id");
   const taskset = tasksetId
-    ? await tryLoad(() => loadPlugin("taskset", tasksetId, options), errors)
+    ? await tryLoad(
+      () => loadPlugin("taskset", tasksetId, options),
+      errors,
+      sourceOf("env.taskset.id"),
+    )
     : undefined;
   const harnessId = idOf("env.agent.harness.id") ?? taskset?.defaultHarness ?? "bash";
   const runtimeType = idOf("env.agent.runtime.type") ?? SUBPROCESS;
@@ -194,8 +236,16 @@ async function loadNamedPlugins(
     ? judgeEntries.map((e) => (isPlainObject(e) && typeof e.id === "string" ? e.id : undefined))
     : [];
   const [harness, runtime, judges] = await Promise.all([
-    tryLoad(() => loadPlugin("harness", harnessId, options), errors),
-    tryLoad(() => loadPlugin("runtime", runtimeType, options), errors),
+    tryLoad(
+      () => loadPlugin("harness", harnessId, options),
+      errors,
+      sourceOf("env.agent.harness.id"),
+    ),
+    tryLoad(
+      () => loadPlugin("runtime", runtimeType, options),
+      errors,
+      sourceOf("env.agent.runtime.type"),
+    ),
     Promise.all(
       judgeIds.map((id) =>
         id ? tryLoad(() => loadPlugin("judge", id, options), errors) : undefined
@@ -250,7 +300,7 @@ export async function loadEvalConfig(
   // 2. ids from flags, then from files; the plugins they name
   const idFlags = collectIdFlags(parsed, problems);
   const lock = openLaunchLock(parsed, fileData, cwd);
-  const plugins = await loadNamedPlugins(parsed, fileData, idFlags, { cwd, lock });
+  const plugins = await loadNamedPlugins(parsed, fileData, idFlags, { cwd, lock, prov });
   if (plugins.errors.length === 1 && problems.length === 0) throw plugins.errors[0];
   problems.push(...plugins.errors.map(pluginIssue));
 
