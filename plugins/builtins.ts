@@ -34,6 +34,9 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
       "prime": () => import("./runtimes/prime/mod.ts"),
       "modal": () => import("./runtimes/modal/mod.ts"),
     },
+    env: {
+      "single-agent": () => import("./envs/single-agent/mod.ts"),
+    },
   },
   // `local` is accepted for `subprocess`.
   aliases: { local: "subprocess" },

@@ -125,6 +125,8 @@ export function evalConfigProblems(config: Record<string, unknown>): string[] {
     name = `eval_config.reverse-text.${harnessId}`;
   } else {
     if (e?.taskset) e.taskset = pick(e.taskset, ["id", "task", "system_prompt"]);
+    // Python narrows `env` by `env.id` to its env's config class as well.
+    if (e) copy.env = pick(e, [...PYTHON_ENV_KEYS]);
     const agent = e?.agent as Record<string, Record<string, unknown>> | undefined;
     if (agent?.harness) {
       agent.harness = pick(agent.harness, ["id", "env", "forward_env", "tool_timeout"]);
@@ -151,6 +153,17 @@ export function evalConfigProblems(config: Record<string, unknown>): string[] {
   const v = validator(name);
   return v(copy) ? [] : [`EvalConfig (${name}): ${describe(v)}`];
 }
+
+/** The keys of Python's base `EnvConfig` (verifiers/v1/configs/env.py@a60a606). */
+const PYTHON_ENV_KEYS = [
+  "id",
+  "taskset",
+  "agent",
+  "timeout",
+  "retries",
+  "max_concurrent_agents",
+  "interception",
+] as const;
 
 function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(Object.entries(obj).filter(([k]) => keys.includes(k)));

@@ -22,9 +22,8 @@ import type {
   RuntimePlugin,
   TasksetPlugin,
 } from "../../kit/contract.ts";
+import type { EnvPlugin } from "../../kit/env_contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
-import { normalizeId } from "../plugins/specifier.ts";
-import { quote } from "../../kit/util/quote.ts";
 import type { PluginLock } from "../plugins/lock.ts";
 import { type ParsedArgv, tokenizeArgv } from "./argv.ts";
 import { checkRunnable, describeIssue, protoKeyPaths, urlProblem } from "./config_checks.ts";
@@ -45,7 +44,12 @@ export interface ResolvedPlugins {
   harness: HarnessPlugin;
   runtime: RuntimePlugin;
   judges: JudgePlugin[];
+  /** The env `env.id` names (`single-agent` when it is empty). */
+  env: EnvPlugin;
 }
+
+/** The env of a config whose `env.id` is empty (Python's `SingleAgentEnv`). */
+export const DEFAULT_ENV = "single-agent";
 
 /** A validated config with the plugins it names. */
 export interface LoadedConfig {
@@ -165,25 +169,13 @@ async function tryLoad<T>(
   }
 }
 
-/** The env ids verifiers-ts runs, normalized as built-in ids are. */
-const ENV_IDS = ["single-agent"];
-
-/** Refuses an env id verifiers-ts does not run, as an unknown plugin id is refused. */
-function checkEnvId(id: string): Promise<string> {
-  if (ENV_IDS.includes(normalizeId(id))) return Promise.resolve(id);
-  return Promise.reject(
-    new PluginError("plugin_not_found", `Cannot find env ${quote(id)}: no env has that id`, {
-      hint: `Built-in env ids: ${ENV_IDS.join(", ")}`,
-    }),
-  );
-}
-
 /** The plugins the ids name (undefined where one failed to load), and the judge entries. */
 interface LoadedPlugins {
   taskset: TasksetPlugin | undefined;
   harness: HarnessPlugin | undefined;
   runtime: RuntimePlugin | undefined;
   judges: (JudgePlugin | undefined)[];
+  env: EnvPlugin | undefined;
   harnessId: string;
   judgeEntries: unknown;
   errors: PluginError[];
@@ -211,8 +203,8 @@ async function loadNamedPlugins(
     return getPath(fileData, segments) === undefined ? undefined : where(options.prov, segments);
   };
   const errors: PluginError[] = [];
-  const envId = idOf("env.id");
-  if (envId) await tryLoad(() => checkEnvId(envId), errors, sourceOf("env.id"));
+  const envId = idOf("env.id") ?? DEFAULT_ENV;
+  const env = await tryLoad(() => loadPlugin("env", envId, options), errors, sourceOf("env.id"));
   const tasksetId = idOf("env.taskset.id");
   const taskset = tasksetId
     ? await tryLoad(
@@ -252,7 +244,7 @@ async function loadNamedPlugins(
       ),
     ),
   ]);
-  return { taskset, harness, runtime, judges, harnessId, judgeEntries, errors };
+  return { taskset, harness, runtime, judges, env, harnessId, judgeEntries, errors };
 }
 
 /** The plugins of a config that loaded them all. */
@@ -262,6 +254,7 @@ function resolvedPlugins(p: LoadedPlugins): ResolvedPlugins {
     harness: p.harness!,
     runtime: p.runtime!,
     judges: p.judges.filter((j): j is JudgePlugin => j !== undefined),
+    env: p.env!,
   };
 }
 
@@ -310,6 +303,7 @@ export async function loadEvalConfig(
     taskset: plugins.taskset?.config,
     harness: plugins.harness?.config,
     runtime: plugins.runtime?.config,
+    env: plugins.env?.config,
     judges: Array.isArray(judgeEntries) ? plugins.judges.map((j) => j?.config) : undefined,
   });
   const flagData = flagLayer(parsed, schema, fileData, prov, problems);
