@@ -35,6 +35,7 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
       "modal": () => import("./runtimes/modal/mod.ts"),
     },
     env: {
+      "best-of-n": () => import("./envs/best-of-n/mod.ts"),
       "single-agent": () => import("./envs/single-agent/mod.ts"),
     },
   },
