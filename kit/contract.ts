@@ -1,8 +1,8 @@
 /**
  * The plugin contract. A plugin is a plain object `{kind, id, abi: 1, description,
- * config, ...behaviour}` made by {@link defineTaskset}, {@link defineHarness},
- * {@link defineJudge}, {@link defineRuntime} or `defineEnv` (env_contract.ts). Identity is structural (`kind` + `abi`),
- * never `instanceof`, so a bundle carrying its own copy of these helpers loads fine.
+ * config, ...behaviour}` made by {@link defineTaskset}, {@link defineHarness}, {@link defineJudge},
+ * {@link defineRuntime} or `defineEnv` (env_contract.ts). Identity is structural (`kind` +
+ * `abi`), never `instanceof`, so a bundle carrying its own copy of these helpers loads fine.
  *
  * The zod `config` schema holds the plugin's own keys only; verifiers-ts adds the
  * common keys of each kind (`id`, `task`, `type`, ...) around it.
@@ -18,17 +18,11 @@ import type { TaskData } from "./tasks/task_data.ts";
 import type { Message, Trace } from "./trace/types.ts";
 import type { EnvPlugin } from "./env_contract.ts";
 
-/** The kinds of plugin. */
-export type PluginKind = "taskset" | "harness" | "judge" | "runtime" | "env";
-
 /** Every plugin kind, in display order. */
-export const PLUGIN_KINDS: readonly PluginKind[] = [
-  "taskset",
-  "harness",
-  "judge",
-  "runtime",
-  "env",
-];
+export const PLUGIN_KINDS = ["taskset", "harness", "judge", "runtime", "env"] as const;
+
+/** The kinds of plugin. */
+export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 /** Imports one plugin module (a literal `import()` so single-file builds embed it). */
 export type PluginImporter = () => Promise<Record<string, unknown>>;

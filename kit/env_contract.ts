@@ -76,7 +76,7 @@ export interface EnvPlugin<S extends ConfigSchema = ConfigSchema> extends Plugin
    * (an `EnvError` in its `errors`, the finished traces kept).
    */
   run(ctx: EnvRunContext<EnvConfig<S>>): Promise<void>;
-  /** Judges across the finished traces (under `env.timeout.finalize`); a throw fails the episode. */
+  /** Judges across the finished traces (within `env.timeout.finalize`); a throw fails it. */
   finalize?(ctx: EnvFinalizeContext<EnvConfig<S>>): Promise<void>;
 }
 
