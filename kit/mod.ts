@@ -59,6 +59,16 @@ export type {
   TasksetConfig,
   TasksetPlugin,
 } from "./contract.ts";
+export { defineEnv, envClassName, recordMetric } from "./env_contract.ts";
+export type {
+  EnvAgent,
+  EnvAgents,
+  EnvConfig,
+  EnvFields,
+  EnvFinalizeContext,
+  EnvPlugin,
+  EnvRunContext,
+} from "./env_contract.ts";
 export { parsePluginConfig } from "./parse_config.ts";
 export {
   ConfigError,

@@ -296,7 +296,6 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
       ["env.agent.model", (c) => c.env.agent.model = "other"],
       ["env.agent.client", (c) => c.env.agent.client = { base_url: "http://x/v1" }],
       ["env.agent.sampling", (c) => c.env.agent.sampling = { temperature: 1 }],
-      ["env.id", (c) => c.env.id = "best-of-n"],
       ["client.type", (c) => c.client.type = "train"],
     ];
     for (const [key, change] of refused) {

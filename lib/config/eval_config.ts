@@ -116,6 +116,7 @@ export interface NarrowingPlugins {
   taskset?: ConfigSchema | undefined;
   harness?: ConfigSchema | undefined;
   runtime?: ConfigSchema | undefined;
+  env?: ConfigSchema | undefined;
   /** One entry per judge in the config, in order. */
   judges?: (ConfigSchema | undefined)[] | undefined;
 }
@@ -258,7 +259,7 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
     timeout: StageTimeoutsConfig.prefault({}),
     retries: RetryConfig.prefault({}),
   });
-  const env = z.strictObject({
+  const env = extend({
     id: z.string().default("").describe("Env id (single-agent when empty)"),
     taskset: taskset.prefault({}),
     agent: agent.prefault({}),
@@ -267,7 +268,7 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
       finalize: seconds().describe("Seconds for the env finalize hook"),
     }).prefault({}),
     retries: RetryConfig.prefault({}),
-  });
+  }, plugins.env);
   return z.strictObject({
     env: env.prefault({}),
     model: z.string().nullable().default(null).describe(

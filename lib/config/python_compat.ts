@@ -51,12 +51,6 @@ const INTERCEPTION_DEFAULT = { type: "elastic", multiplex: 32 };
 
 const RULES: readonly Rule[] = [
   {
-    path: "env.id",
-    defaults: [""],
-    otherwise: "refuse",
-    why: "only the single-agent env exists in verifiers-ts (no env plugins such as best-of-n)",
-  },
-  {
     path: "serve",
     defaults: [null, SERVE_DEFAULT],
     otherwise: "warn",
