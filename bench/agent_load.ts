@@ -19,7 +19,8 @@
  * the benchmark runs.
  *
  * `deno run -A bench/agent_load.ts [--quick] [--rollouts 200] [--turns 20] [--in-flight 64]
- * [--chunks 300] [--rounds 2] [--large 2000] [--dialects chat,anthropic]`
+ * [--chunks 300] [--rounds 2] [--large 2000] [--dialects <ids>]` (default: every dialect of
+ * lib/dialects/mod.ts)
  *
  * @module
  */
@@ -28,6 +29,7 @@ import { createInterface } from "node:readline";
 import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
+import { DIALECTS } from "../lib/dialects/mod.ts";
 import { BENCH, loadAverages, median, pairedRatios, runtimeArgv, spawnMock } from "./common.ts";
 import { PROGRAMS, runRollout, type Workload } from "./agent_workload.ts";
 import { flag, textFlag } from "./throughput.ts";
@@ -198,6 +200,16 @@ export async function agentLoad(options: {
   return holds;
 }
 
+/** The ids of every dialect the interception server serves (lib/dialects/mod.ts). */
+export function servedDialects(): string[] {
+  const ids = Object.keys(DIALECTS);
+  const missing = ids.filter((id) => !(id in PROGRAMS));
+  if (missing.length > 0) {
+    throw new Error(`bench/agent_workload.ts has no program for dialect ${missing.join(", ")}`);
+  }
+  return ids;
+}
+
 /** The workload of the benchmark, or of `--quick`. */
 export function agentWorkload(quick: boolean): Workload {
   return quick
@@ -219,7 +231,7 @@ if (import.meta.main) {
     rounds: quick ? 1 : flag("rounds", 2),
     large: quick ? 12 : flag("large", 2000),
     runtimes: quick ? [runtimeName() as Runtime] : ["bun", "deno"],
-    dialects: (textFlag("dialects") ?? Object.keys(PROGRAMS).join(",")).split(","),
+    dialects: (textFlag("dialects") ?? servedDialects().join(",")).split(","),
   });
   process.exit(0);
 }

@@ -70,6 +70,21 @@ export const PROGRAMS: Record<string, ProgramDialect> = {
       return event.type === "content_block_delta" ? event.delta?.text ?? "" : "";
     },
   },
+  responses: {
+    path: "/v1/responses",
+    headers: (key) => ({ authorization: `Bearer ${key}` }),
+    body: (input) => ({ model: "gpt-agent", stream: true, instructions: SYSTEM, input }),
+    user: (text) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] }),
+    assistant: (text) => ({
+      type: "message",
+      role: "assistant",
+      content: [{ type: "output_text", text }],
+    }),
+    delta(data) {
+      const event = JSON.parse(data);
+      return event.type === "response.output_text.delta" ? event.delta ?? "" : "";
+    },
+  },
 };
 
 /** A tool's output of `bytes` bytes, distinct per rollout and turn, ending with a question. */

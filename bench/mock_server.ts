@@ -1,8 +1,8 @@
 /**
  * A loopback mock of an OpenAI-compatible chat completions endpoint for benchmarks:
  * `POST /v1/chat/completions` with a bearer token and a JSON body holding `model` and
- * `messages` (and of Anthropic Messages, `POST /v1/messages`: bench/mock_messages.ts); it
- * answers `a + b` questions with their sum (anything else with "ok"),
+ * `messages` (and of Anthropic Messages, `POST /v1/messages`: bench/mock_messages.ts, and
+ * OpenAI Responses, `POST /v1/responses`: bench/mock_responses.ts); it answers `a + b` questions with their sum (anything else with "ok"),
  * after an optional fixed latency; with `answerPadBytes` every answer is that many bytes of
  * reasoning-like text (no digits) and a newline before the number, as a long agent reply
  * would be. A request with `stream: true` is answered as server-sent
@@ -23,6 +23,7 @@ import type { AddressInfo } from "node:net";
 import process from "node:process";
 import { checkMessagesRequest, messagesText, sendMessages } from "./mock_messages.ts";
 import { answerDeltas, paceEvents } from "./mock_pacing.ts";
+import { checkResponsesRequest, lastInputText, sendResponses } from "./mock_responses.ts";
 
 /** A running mock. */
 export interface MockServer {
@@ -115,6 +116,14 @@ export async function startMockServer(
         const deltas = answerDeltas(pad ? `${pad}\n${sum}` : sum, streamChunks, split);
         const id = `msg_mock_${served++}`;
         return later(() => sendMessages(res, id, body.model, deltas, body.stream === true));
+      }
+      if (req.method === "POST" && req.url === "/v1/responses") {
+        const body = checkResponsesRequest(req, res, text);
+        if (body === null) return;
+        const sum = answer(lastInputText(body.input));
+        const deltas = answerDeltas(pad ? `${pad}\n${sum}` : sum, streamChunks, split);
+        const id = `resp_mock_${served++}`;
+        return later(() => sendResponses(res, id, body.model, deltas, body.stream === true));
       }
       if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
         return send(res, 404, '{"error":{"message":"not found","type":"invalid_request_error"}}');

@@ -14,8 +14,7 @@
 import { cpus } from "node:os";
 import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
-import { agentLoad, agentWorkload } from "./agent_load.ts";
-import { PROGRAMS } from "./agent_workload.ts";
+import { agentLoad, agentWorkload, servedDialects } from "./agent_load.ts";
 import { loadAverages } from "./common.ts";
 import { memory } from "./memory.ts";
 import { printLongConversations } from "./long_conversation.ts";
@@ -51,7 +50,7 @@ await agentLoad({
   rounds: 2,
   large: flag("agent-large", 2000),
   runtimes: ["bun", "deno"],
-  dialects: Object.keys(PROGRAMS),
+  dialects: servedDialects(),
 });
 await memory({ small: 2000, large: flag("large", 50_000), c });
 printLongConversations();

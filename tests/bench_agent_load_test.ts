@@ -3,6 +3,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { servedDialects } from "../bench/agent_load.ts";
 import { runChild, scriptArgv } from "../bench/common.ts";
 
 const SCRIPT = join(import.meta.dirname!, "..", "bench", "agent_load.ts");
@@ -12,7 +13,9 @@ describe("bench/agent_load.ts --quick", () => {
     const out = await runChild(scriptArgv(SCRIPT, ["--quick"]));
     const lines = out.trim().split("\n");
     assert.match(lines[0] ?? "", /^agent load {2}6 rollouts × 4 turns, 3 in flight/);
-    for (const dialect of ["chat", "anthropic"]) {
+    const dialects = servedDialects();
+    assert.ok(dialects.includes("chat") && dialects.includes("anthropic"));
+    for (const dialect of dialects) {
       const of = (pattern: RegExp) => {
         const line = lines.find((l) => l.includes(` ${dialect} `) && pattern.test(l));
         assert.ok(line, `no line for ${dialect} matching ${pattern}:\n${out}`);
