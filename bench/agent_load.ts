@@ -15,8 +15,8 @@
  * (target against `record` ≤ 1.5x; against `pass` reported), the median and range of the
  * rounds' own ratios; the trace's bytes per rollout against the final conversation's own
  * (target ≤ 1.5x); and vf's peak RSS at `rollouts` and at `large` rollouts (target ≤ 1.25x),
- * with load averages. `--quick` runs a small workload on the running runtime only, to show
- * the benchmark runs.
+ * with load averages (`--large 0` skips that). `--quick` runs a small workload on the running
+ * runtime only, to show the benchmark runs.
  *
  * `deno run -A bench/agent_load.ts [--quick] [--rollouts 200] [--turns 20] [--in-flight 64]
  * [--chunks 300] [--rounds 2] [--large 2000] [--dialects <ids>]` (default: every dialect of
@@ -178,7 +178,7 @@ export async function agentLoad(options: {
         );
       }
     }
-    for (const rt of runtimes) {
+    for (const rt of options.large > 0 ? runtimes : []) {
       for (const dialect of dialects) {
         const small = Math.max(...seen.get(key(rt, dialect, "vf"))!.map((f) => f.peakRssMB));
         const big = await measure(rt, "vf", dialect, mock.url, {
