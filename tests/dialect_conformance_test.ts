@@ -9,10 +9,12 @@ import { DIALECTS } from "../lib/dialects/mod.ts";
 import { dialectConformance, type DialectSamples } from "./conformance/dialect_conformance.ts";
 import { anthropicSamples } from "./conformance/dialect_samples/anthropic.ts";
 import { chatSamples } from "./conformance/dialect_samples/chat.ts";
+import { responsesSamples } from "./conformance/dialect_samples/responses.ts";
 
 /** Samples by dialect id: one line per dialect. */
 const SAMPLES: Record<string, DialectSamples> = {
   chat: chatSamples,
+  responses: responsesSamples,
   anthropic: anthropicSamples,
 };
 

@@ -130,6 +130,56 @@ describe("sameMessage()", () => {
   });
 });
 
+describe("sameMessage() on provider items (verifiers/v1/graph.py message_hash)", () => {
+  const call = { id: "c1", name: "ls", arguments: "{}" };
+  const answered = (state: unknown): Message => ({
+    role: "assistant",
+    content: "Looking.",
+    reasoning_content: "Plan.",
+    tool_calls: [call],
+    provider_state: state,
+  });
+  const sampled = [
+    { id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "Plan." }] },
+    {
+      id: "msg_1",
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: "Looking.", annotations: [] }],
+    },
+    { id: "fc_1", type: "function_call", status: "completed", call_id: "c1", name: "ls" },
+  ];
+
+  it("matches items sent back re-shaped, or none at all, when they carry no opaque state", () => {
+    const resent = [
+      { type: "reasoning", id: "rs_1", summary: [], content: null, encrypted_content: null },
+      { role: "assistant", content: "Looking." },
+      { type: "function_call", call_id: "c1", name: "ls", arguments: "{}" },
+    ];
+    assert.equal(sameMessage(answered(sampled), answered(resent)), true);
+    assert.equal(sameMessage(answered(sampled), answered(undefined)), true);
+    assert.equal(sameMessage(answered([]), answered(null)), true);
+  });
+
+  it("tells apart opaque state, a refusal part, and items the message does not represent", () => {
+    const withState = (extra: Record<string, unknown>) => [{ ...sampled[0], ...extra }];
+    const variants = [
+      withState({ encrypted_content: "enc-a" }),
+      withState({ encrypted_content: "enc-b" }),
+      [{ type: "message", role: "assistant", content: [{ type: "refusal", refusal: "no" }] }],
+      [{ type: "function_call", call_id: "other", name: "ls", arguments: "{}" }],
+      [{ type: "web_search_call", id: "ws_1", status: "completed" }],
+    ];
+    const all = [sampled, ...variants];
+    for (const [i, a] of all.entries()) {
+      for (const [j, b] of all.entries()) {
+        assert.equal(sameMessage(answered(a), answered(b)), i === j, `${i} vs ${j}`);
+      }
+    }
+  });
+});
+
 describe("canonicalJson()", () => {
   it("sorts keys at every depth and drops whitespace", () => {
     assert.equal(

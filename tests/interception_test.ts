@@ -203,7 +203,7 @@ describe("interception server", () => {
     return { trace, session };
   }
 
-  it("serves GET /v1/models to the official SDK and refuses the Responses API clearly", async () => {
+  it("serves GET /v1/models to the official SDK and refuses stored responses clearly", async () => {
     const h = await upstream();
     try {
       const { session, trace } = open(h, { model: "org/run-model" });
@@ -218,11 +218,11 @@ describe("interception server", () => {
         return true;
       });
       await assert.rejects(
-        sdk.responses.create({ model: "org/run-model", input: "hi" }),
+        sdk.responses.retrieve("resp_123"),
         (e: unknown) => {
           assert.ok(e instanceof OpenAI.NotFoundError);
-          assert.match(e.message, /Responses API \(POST \/v1\/responses\) is not supported/);
-          assert.match(e.message, /client\.chat\.completions\.create/);
+          assert.match(e.message, /Stored responses \(\/v1\/responses\/<id>\) are not served/);
+          assert.match(e.message, /POST \/v1\/responses/);
           return true;
         },
       );

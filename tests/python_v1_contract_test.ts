@@ -15,6 +15,7 @@ import { ConfigError } from "../kit/errors.ts";
 import { taskHash } from "../kit/tasks/hash.ts";
 import type { Episode } from "../kit/trace/types.ts";
 import { evalInProcess } from "./_eval.ts";
+import { assertExchangeable } from "./_python_v1_exchange.ts";
 import {
   copyRunDir,
   episodeProblems,
@@ -22,7 +23,6 @@ import {
   loadSchema,
   PYTHON_GOLDEN_RUN,
   PYTHON_V1_FIXTURES,
-  pythonResumeKeeps,
   pythonTaskKey,
   realPythonUnavailable,
   regenerate,
@@ -39,55 +39,6 @@ import { at } from "./_assert.ts";
 
 const FIXTURES = join(import.meta.dirname!, "fixtures");
 type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
-
-/** Checks a run directory with Python's real models, or says visibly why it cannot. */
-function checkWithRealPython(runDir: string, okIds: string[], keys: string[], rollouts: number) {
-  const why = realPythonUnavailable();
-  if (why) {
-    console.log(`# skipped the real Python v1 models check: ${why}`);
-    return;
-  }
-  const lines = traceLines(runDir);
-  const answers = runRealPython([
-    ...lines.map((l) => ({ kind: "episode", value: JSON.parse(l) })),
-    ...lines.map((l) => ({ kind: "task_key", value: JSON.parse(l).task.data })),
-    {
-      kind: "eval_config",
-      value: JSON.parse(readFileSync(join(runDir, "configs", "eval.json"), "utf8")),
-    },
-    { kind: "read_episodes", value: runDir },
-    { kind: "resume", value: { dir: copyRunDir(runDir), keys, num_rollouts: rollouts } },
-  ]);
-  const n = lines.length;
-  answers.slice(0, n).forEach((a, i) => assert.ok(a.ok, `line ${i + 1}: ${a.error}`));
-  answers.slice(n, 2 * n).forEach((a, i) =>
-    assert.equal(a.key, JSON.parse(at(lines, i)).task.hash, `task_key(task.data) of line ${i + 1}`)
-  );
-  const config = at(answers, 2 * n);
-  const tasksetId = JSON.parse(readFileSync(join(runDir, "configs", "eval.json"), "utf8")).env
-    .taskset.id;
-  if (tasksetId === "reverse-text") assert.ok(config.ok, `EvalConfig: ${config.error}`);
-  const read = at(answers, 2 * n + 1);
-  assert.equal(read.count, n, `read_episodes: ${read.error}`);
-  assert.deepEqual(at(answers, 2 * n + 2).kept?.sort(), [...okIds].sort(), "Python's resume keeps");
-}
-
-function selectedKeys(episodes: Episode[]): string[] {
-  return [...new Set(episodes.map((e) => e.task.hash))];
-}
-
-/** Every check of one vf run: schemas, task keys, Python's resume selection, real models. */
-function assertExchangeable(out: { runDir: string; episodes: Episode[] }, rollouts = 1) {
-  assert.deepEqual(runDirProblems(out.runDir), []);
-  const okIds = out.episodes.filter((e) => e.ok).map((e) => e.id);
-  const keys = selectedKeys(out.episodes);
-  assert.deepEqual(
-    pythonResumeKeeps(traceLines(out.runDir), keys, rollouts).sort(),
-    [...okIds].sort(),
-    "the ported resume loader keeps exactly the ok episodes",
-  );
-  checkWithRealPython(out.runDir, okIds, keys, rollouts);
-}
 
 describe("the Python v1 schemas", () => {
   it("record the pinned upstream commit they were generated from", () => {

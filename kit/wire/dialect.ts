@@ -148,6 +148,12 @@ export interface Dialect {
   withoutStreamUsage?(call: UpstreamCall): UpstreamCall;
   /** Reads a provider's JSON answer; null when it carries no answer. */
   parseResponse(json: unknown): DialectOutcome | null;
+  /**
+   * Why a JSON answer {@link parseResponse} found none in carries none (e.g. a response
+   * that failed), as said in the call's error. @default "provider returned a completion
+   * without choices"
+   */
+  unanswered?(json: unknown): string;
   /** A reader for one streamed answer. */
   streamReader(relayUsage: boolean): DialectStreamReader;
   /** Renders an answer as the provider's JSON body. */

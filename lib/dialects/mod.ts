@@ -9,10 +9,12 @@
 import type { Dialect } from "../../kit/wire/dialect.ts";
 import { anthropicMessages } from "./anthropic/mod.ts";
 import { openAIChat } from "./chat/mod.ts";
+import { openAIResponses } from "./responses/mod.ts";
 
 /** The dialects, by the id a config names them with (`client.dialects`). */
 export const DIALECTS: Readonly<Record<string, Dialect>> = {
   chat: openAIChat,
+  responses: openAIResponses,
   anthropic: anthropicMessages,
 };
 

@@ -294,7 +294,10 @@ async function exchange(
     if (response.kind === "json") {
       const outcome = dialect.parseResponse(response.json);
       if (!outcome) {
-        const err = new ProviderError("provider returned a completion without choices", 502);
+        const err = new ProviderError(
+          dialect.unanswered?.(response.json) ?? "provider returned a completion without choices",
+          502,
+        );
         fail(err);
         relayError(err);
         return null;

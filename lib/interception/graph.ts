@@ -41,10 +41,66 @@ function toolCallsOf(m: Record<string, unknown>): Record<string, unknown>[] {
   return Array.isArray(m.tool_calls) ? m.tool_calls as Record<string, unknown>[] : [];
 }
 
+/** The fields of a provider item that carry state the typed message does not. */
+const STATE_FIELDS = ["data", "encrypted_content", "phase", "signature"];
+
+function isItem(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What of a message's provider items (`provider_state`, a list of a provider's own items)
+ * tells it apart, as verifiers/v1/graph.py@a60a606 `message_hash` reads it: of an item the
+ * typed message represents (a message, reasoning, or a call among its tool calls) only the
+ * opaque state (`encrypted_content`, `signature`, `data`, `phase`; a message's parts other
+ * than text), and the item is left out when it has none; any other item whole. So an item
+ * the program sends back re-shaped (its ids, statuses or null fields changed) is the same.
+ * No state is no items; null when the state is no list of items (then compared as it is).
+ */
+function stateKey(m: Record<string, unknown>): string[] | null {
+  const state = m.provider_state ?? [];
+  if (!Array.isArray(state) || !state.every(isItem)) return null;
+  const out: string[] = [];
+  for (const item of state) {
+    const kind = typeof item.type === "string" && item.type !== ""
+      ? item.type
+      : item.role === "assistant"
+      ? "message"
+      : "";
+    const kept: Record<string, unknown> = {};
+    for (const key of STATE_FIELDS) {
+      if (item[key] !== null && item[key] !== undefined) kept[key] = item[key];
+    }
+    if (kind === "message" && Array.isArray(item.content)) {
+      const other = item.content.filter((p) =>
+        !isItem(p) || (p.type !== "input_text" && p.type !== "output_text")
+      );
+      if (other.length > 0) kept.content = other;
+    }
+    const represented = kind === "message" || kind === "reasoning" ||
+      ((kind === "function_call" || kind === "custom_tool_call") &&
+        toolCallsOf(m).some((c) => c.id === item.call_id));
+    if (represented && Object.keys(kept).length === 0) continue;
+    out.push(`${kind}:${canonicalJson(represented ? kept : item)}`);
+  }
+  return out;
+}
+
+function sameState(x: Record<string, unknown>, y: Record<string, unknown>): boolean {
+  if (x.provider_state === y.provider_state) return true;
+  const p = stateKey(x);
+  const q = stateKey(y);
+  if (p === null || q === null) {
+    return p === null && q === null && sameValue(x.provider_state, y.provider_state, null);
+  }
+  return p.length === q.length && p.every((key, i) => key === q[i]);
+}
+
 /**
  * Whether two messages are the same for the graph: the same role, content (`null` ≡ `""`),
- * reasoning, provider state (canonical JSON), tool calls (id, name, arguments as canonical
- * JSON, kept as text when invalid) and tool_call_id. Compared field by field, so that a
+ * reasoning, provider state (what of its items {@link stateKey} keeps, else canonical JSON),
+ * tool calls (id, name, arguments as canonical JSON, kept as text when invalid) and
+ * tool_call_id. Compared field by field, so that a
  * message is not canonicalised to be matched (a program sends the whole conversation again
  * with every call). Never serialized.
  */
@@ -56,7 +112,7 @@ export function sameMessage(a: Message, b: Message): boolean {
     !sameValue(x.role, y.role, undefined) || !sameValue(x.content, y.content, "") ||
     !sameValue(x.reasoning_content, y.reasoning_content, "") ||
     !sameValue(x.tool_call_id, y.tool_call_id, null) ||
-    !sameValue(x.provider_state, y.provider_state, null)
+    !sameState(x, y)
   ) return false;
   const xs = toolCallsOf(x);
   const ys = toolCallsOf(y);

@@ -1,7 +1,6 @@
 /**
  * The OpenAI chat completions {@link Dialect}: `POST /v1/chat/completions` (JSON or SSE),
- * `GET /v1/models` and `GET /v1/models/<id>` answered with the run's model, and the
- * Responses API refused with a message the agent's SDK shows.
+ * and `GET /v1/models` and `GET /v1/models/<id>` answered with the run's model.
  *
  * @module
  */
@@ -28,12 +27,6 @@ import {
 import { isContextLengthError } from "../context_length.ts";
 import { renderChatCompletion, renderChatStream } from "./render.ts";
 import { ChatStreamReader } from "./stream.ts";
-
-/** The answer to the Responses API, which an agent's SDK prints as the error's message. */
-const RESPONSES_UNSUPPORTED =
-  "The Responses API (POST /v1/responses) is not supported here: verifiers-ts records model " +
-  "calls through the Chat Completions API. Use chat completions " +
-  "(client.chat.completions.create) with this base URL.";
 
 function modelCard(model: string) {
   return { id: model, object: "model", created: 0, owned_by: "verifiers-ts" };
@@ -75,14 +68,6 @@ export const openAIChat: Dialect = {
     },
     { method: "GET", path: "/v1/models/", answer: modelById },
   ],
-  refuse(path) {
-    if (path !== "/v1/responses" && !path.startsWith("/v1/responses/")) return null;
-    return {
-      status: 404,
-      code: "unsupported_api",
-      body: openAIErrorBody(RESPONSES_UNSUPPORTED, "invalid_request_error", "unsupported_api"),
-    };
-  },
   parseRequest(json): DialectRequest | string {
     if (!isRecord(json) || !Array.isArray(json.messages)) {
       return "'messages' is a required property";
