@@ -33,6 +33,7 @@ Usage:
   vf plugins show <kind> <id-or-specifier> [--lock | --frozen]   (through ./vf.lock)
   vf sandboxes list [--json] | vf sandboxes gc
   vf sandbox exec --runtime <type> [--runtime.<key> <value> ...] -- <command...>
+  vf harnesses list | install <id>... | prune [--all]   (agent installs on this host)
   vf init <taskset|harness|judge|runtime> <name> [--dir <dir>]   (scaffold a plugin package)
   vf bridge prime-eval <target> [args...]   (for \`prime eval\`: a v1 config or a taskset id)
   vf view <run-dir> [<run-dir>...] [--port <n>] | --out <file.html>   (runs in the browser)
@@ -120,6 +121,10 @@ export async function main(argv: string[]): Promise<number> {
     case "sandboxes": {
       const { sandboxesCommand } = await import("./lib/cli/sandboxes_command.ts");
       return await sandboxesCommand(rest);
+    }
+    case "harnesses": {
+      const { harnessesCommand } = await import("./lib/cli/harnesses_command.ts");
+      return await harnessesCommand(rest);
     }
     case "sandbox": {
       const { sandboxCommand } = await import("./lib/cli/sandboxes_command.ts");

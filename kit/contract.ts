@@ -14,6 +14,7 @@ import type { HarnessFields, JudgeFields, RuntimeFields, TasksetFields } from ".
 import { parsePluginConfig } from "./parse_config.ts";
 import type { ProgramResult, Runtime } from "./runtime/runtime.ts";
 import type { LedgerEntry } from "./runtime/ledger.ts";
+import type { AgentBundle } from "./harness/acp/install.ts";
 import type { TaskData } from "./tasks/task_data.ts";
 import type { Message, Trace } from "./trace/types.ts";
 
@@ -178,12 +179,28 @@ export interface HarnessLaunchContext<C = HarnessConfig> {
   signal: AbortSignal;
   /** Logs a line to the run log. */
   log(message: string): void;
+  /**
+   * The trace's `info`, where a harness may record what its program reported (an ACP
+   * agent's tool calls and reply under `acp`). Absent when the caller keeps no trace.
+   */
+  info?: Record<string, unknown>;
 }
 
 /** An agent program. `S` is the schema of its own config keys. */
 export interface HarnessPlugin<S extends ConfigSchema = ConfigSchema>
   extends PluginBase<"harness", S> {
   capabilities: HarnessCapabilities;
+  /**
+   * The npm packages the harness installs into the host's agent cache (ACP agents), so
+   * `vf harnesses install` and `prune` can name them.
+   */
+  agentBundle?: AgentBundle;
+  /**
+   * Names a model call the agent makes on its own (Claude Code's session title), else null:
+   * the call is recorded with `auxiliary` set, and is not a turn, not the rollout's answer,
+   * and a failure of it fails nothing.
+   */
+  auxiliaryCall?(request: { path: string; body: unknown }): string | null;
   /** Installs what the harness needs in the runtime (counts against the setup timeout). */
   setup?(runtime: Runtime, config: HarnessConfig<S>, signal: AbortSignal): Promise<void>;
   /** Runs the agent until it is done; every model call goes through `ctx.endpoint`. */

@@ -84,11 +84,14 @@ export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./t
 export { lastReply, numTurns, traceReward } from "./trace/derived.ts";
 export { TIMEOUT_EXIT_CODE } from "./runtime/runtime.ts";
 export type {
+  ProcessExit,
   ProgramResult,
   ReadOptions,
   RunOptions,
   Runtime,
   RuntimeInfo,
+  RuntimeProcess,
+  SpawnOptions,
 } from "./runtime/runtime.ts";
 export { recordPending, recordSandbox, removePending, removeSandbox } from "./runtime/ledger.ts";
 export type { LedgerEntry } from "./runtime/ledger.ts";
@@ -106,6 +109,31 @@ export {
 export { ownedWorkdirPrefix } from "./runtime/workdirs.ts";
 export { allowedHostEnv, isAllowedHostVariable } from "./runtime/agent_env.ts";
 export { runChatLoop } from "./harness/chat_loop.ts";
+/** ACP agent harnesses: the base, the session driver, the shared agent installs. */
+export { acpConfigShape, BUN_PACKAGE, bunBinary, defineAcpHarness } from "./harness/acp/harness.ts";
+export type {
+  AcpHarnessSpec,
+  AcpKeys,
+  AcpLaunch,
+  AcpPrepareContext,
+} from "./harness/acp/harness.ts";
+export { runAcpSession } from "./harness/acp/session.ts";
+export type { AcpSessionOptions, PermissionPolicy } from "./harness/acp/session.ts";
+export { AcpCollector, newAcpRecord } from "./harness/acp/record.ts";
+export type { AcpPermission, AcpRecord, AcpToolCall } from "./harness/acp/record.ts";
+export {
+  agentsCacheDir,
+  ensureAgentInstall,
+  installName,
+  isInstalled,
+  pruneAgentInstalls,
+} from "./harness/acp/install.ts";
+export type {
+  AgentBundle,
+  AgentPackage,
+  InstallOptions,
+  PruneResult,
+} from "./harness/acp/install.ts";
 /** The OpenAI chat completions wire format: shapes, error bodies, trace messages → chat. */
 export {
   CHAT_COMPLETIONS_PATH,
@@ -147,6 +175,7 @@ export { fence, renderTemplate } from "./scoring/template.ts";
 export { JUDGE_VIEWS, judgeAnswer, judgeQuestion, judgeResponse } from "./scoring/transcript.ts";
 export { getAllEnv, getEnv } from "./_runtime/env.ts";
 export { spawnProgram } from "./_runtime/spawn.ts";
+export { spawnLive } from "./_runtime/spawn_live.ts";
 export { concatBytes } from "./util/bytes.ts";
 export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
 export { anySignal } from "./util/any_signal.ts";

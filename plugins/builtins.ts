@@ -18,8 +18,11 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
     },
     harness: {
       "bash": () => import("./harnesses/bash/mod.ts"),
+      "claude-code": () => import("./harnesses/claude-code/mod.ts"),
+      "codex": () => import("./harnesses/codex/mod.ts"),
       "command": () => import("./harnesses/command/mod.ts"),
       "null": () => import("./harnesses/null/mod.ts"),
+      "pi": () => import("./harnesses/pi/mod.ts"),
     },
     judge: {
       "match": () => import("./judges/match/mod.ts"),

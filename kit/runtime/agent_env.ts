@@ -8,7 +8,13 @@
  * @module
  */
 import { getAllEnv, getEnv } from "../_runtime/env.ts";
-import type { ProgramResult, RunOptions, Runtime } from "./runtime.ts";
+import type {
+  ProgramResult,
+  RunOptions,
+  Runtime,
+  RuntimeProcess,
+  SpawnOptions,
+} from "./runtime.ts";
 
 /** Host variables every agent command gets (when set), besides `LC_*`. */
 const HOST_ENV_ALLOWLIST = [
@@ -78,6 +84,11 @@ export function withCommandEnv(runtime: Runtime, extra: Record<string, string>):
       if (property === "run") {
         return (argv: string[], options: RunOptions = {}): Promise<ProgramResult> =>
           target.run(argv, { ...options, env: { ...extra, ...options.env } });
+      }
+      if (property === "spawn" && target.spawn !== undefined) {
+        const spawn = target.spawn.bind(target);
+        return (argv: string[], options: SpawnOptions = {}): Promise<RuntimeProcess> =>
+          spawn(argv, { ...options, env: { ...extra, ...options.env } });
       }
       const value = Reflect.get(target, property, target);
       return typeof value === "function" ? value.bind(target) : value;

@@ -27,6 +27,39 @@ export interface RunOptions {
   stdin?: string | Uint8Array;
 }
 
+/** Options of {@link Runtime.spawn}. */
+export interface SpawnOptions {
+  /** Extra environment variables for this program (on top of the runtime's own). */
+  env?: Record<string, string>;
+  /** Working directory, relative to the runtime's workdir or absolute. @default the workdir */
+  cwd?: string;
+}
+
+/** How a program started by {@link Runtime.spawn} ended. */
+export interface ProcessExit {
+  /** Exit code; 128+N when signal N ended it; 127/126 when it could not be started. */
+  exitCode: number;
+  /** Why it could not be started, else null. */
+  startError: string | null;
+}
+
+/**
+ * A program running in the runtime with its stdin and stdout open: a peer that speaks a
+ * protocol over them (an ACP adapter). Stopping the runtime kills it.
+ */
+export interface RuntimeProcess {
+  /** The program's stdin. */
+  readonly stdin: WritableStream<Uint8Array>;
+  /** The program's stdout. */
+  readonly stdout: ReadableStream<Uint8Array>;
+  /** Settles when the program exited (never rejects). */
+  readonly exited: Promise<ProcessExit>;
+  /** The last lines the program wrote to stderr. */
+  stderrTail(): string[];
+  /** Kills the program with everything it started, and waits for it. Idempotent. */
+  kill(): Promise<ProcessExit>;
+}
+
 /** Options of {@link Runtime.read}. */
 export interface ReadOptions {
   /** Refuse (throw) when the file is larger than this. @default no limit */
@@ -59,6 +92,12 @@ export interface Runtime {
   start(options?: { signal?: AbortSignal }): Promise<void>;
   /** Runs `argv` (no shell) and waits for it. Never throws for a non-zero exit. */
   run(argv: string[], options?: RunOptions): Promise<ProgramResult>;
+  /**
+   * Starts `argv` (no shell) with its stdin and stdout open. Optional: a runtime that
+   * cannot keep a live program (only run-to-completion commands) leaves it out, and a
+   * harness that needs one refuses that runtime.
+   */
+  spawn?(argv: string[], options?: SpawnOptions): Promise<RuntimeProcess>;
   /** Writes a file (parents created); relative paths are under the workdir. */
   write(path: string, data: string | Uint8Array): Promise<void>;
   /** Reads a file; relative paths are under the workdir. */

@@ -76,6 +76,11 @@ export interface ModelCall {
   time: Span;
   /** The failure that ended this call (Python `Error`). */
   error: TraceErrorRecord | null;
+  /**
+   * Set on a call the agent made on its own (e.g. `session_title`), named by its harness:
+   * recorded, but not a turn, not the conversation's end, and its failure fails nothing.
+   */
+  auxiliary?: string;
 }
 
 /** A tool advertised by the harness, as recorded on `trace.tools`. */

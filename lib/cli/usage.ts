@@ -17,6 +17,11 @@ export const GROUPS: Record<string, Record<string, string>> = {
     list: "remote sandboxes not yet confirmed stopped (the ledger)",
     gc: "stop them, with confirmation, and forget them",
   },
+  harnesses: {
+    list: "the harnesses that install agents, and whether this host has them",
+    install: "install agents ahead of a run (once per version per host)",
+    prune: "remove agent installs of other versions (--all: every one)",
+  },
   sandbox: {
     exec: "start a sandbox, run one command in it, confirm-stop it",
   },
@@ -60,6 +65,35 @@ Examples:
   vf plugins show taskset addition
   vf plugins show runtime prime
   vf plugins show taskset ./vf-mathsets/mod.ts   # the one vf init taskset @acme/vf-mathsets made`,
+
+  "harnesses list": `Usage: vf harnesses list
+
+Lists the built-in harnesses that run an agent from npm packages (the ACP agents), the
+agent version each installs, and whether it is installed in this host's agent cache
+(<user cache>/agents, shared by every run).
+
+Example:
+  vf harnesses list`,
+
+  "harnesses install": `Usage: vf harnesses install <id>...
+
+Installs the agents of the named harnesses into the host's agent cache, as their first
+rollout would: pinned versions, checked against the registry's integrity. Installing what is
+there already does nothing, so CI can run it before each test run with the folder cached.
+
+Examples:
+  vf harnesses install pi
+  vf harnesses install pi claude-code`,
+
+  "harnesses prune": `Usage: vf harnesses prune [--all]
+
+Removes agent installs from the host's agent cache: those of versions the built-in harnesses
+no longer pin, or with --all every one (the next rollout installs again). An install
+another process is making is left alone.
+
+Examples:
+  vf harnesses prune
+  vf harnesses prune --all`,
 
   "sandboxes list": `Usage: vf sandboxes list [--json]
 

@@ -84,6 +84,8 @@ interface FileLayers {
   prov: Provenance;
   unreadFiles: number;
   warnings: string[];
+  /** Refusals of Python's harness keys, standing unless the harness takes the key. */
+  harnessKeys: { key: string; problem: string }[];
 }
 
 /** Step 1: reads the `@` files (and their sidecars) in order over the `base` layer. */
@@ -114,7 +116,13 @@ function readFileLayers(
   }
   const absorbed = absorbPythonKeys(data as Json, (p) => where(prov, p.split(".")));
   problems.push(...absorbed.problems.map(plain));
-  return { data, prov, unreadFiles, warnings: absorbed.warnings };
+  return {
+    data,
+    prov,
+    unreadFiles,
+    warnings: absorbed.warnings,
+    harnessKeys: absorbed.harnessKeys,
+  };
 }
 
 async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<T | undefined> {
@@ -232,6 +240,11 @@ export async function loadEvalConfig(
   const plugins = await loadNamedPlugins(parsed, fileData, idFlags, { cwd, lock });
   if (plugins.errors.length === 1 && problems.length === 0) throw plugins.errors[0];
   problems.push(...plugins.errors.map(pluginIssue));
+  // Python's harness keys that this harness does not take as its own
+  const harnessShape = plugins.harness?.config.shape ?? {};
+  for (const { key, problem } of files.harnessKeys) {
+    if (!(key in harnessShape)) problems.push(plain(problem));
+  }
 
   // 3. the narrowed schema, then flags typed against it
   const { judgeEntries } = plugins;

@@ -18,6 +18,11 @@ export interface Absorbed {
   warnings: string[];
   /** Keys that would change results: refused. */
   problems: string[];
+  /**
+   * Refusals of harness keys (`env.agent.harness.<key>`) that a harness may take as its
+   * own: they stand only when the run's harness has no such key.
+   */
+  harnessKeys: { key: string; problem: string }[];
 }
 
 type Policy = "drop" | "warn" | "refuse";
@@ -33,6 +38,8 @@ interface Rule {
   why: string;
   /** Runtime types that have the key themselves, as in Python: the rule skips them. */
   ownedBy?: readonly string[];
+  /** A harness may take the key as its own (ACP agents do): refused only when it does not. */
+  harnessKey?: true;
 }
 
 const SERVE_DEFAULT = {
@@ -110,21 +117,24 @@ const RULES: readonly Rule[] = [
   },
   {
     path: "env.agent.harness.tool_timeout",
+    harnessKey: true,
     defaults: [600, 600.0],
     otherwise: "refuse",
-    why: "per-tool timeouts are not implemented (the bash harness has `command_timeout`)",
+    why: "this harness has no per-tool timeout (the bash harness has `command_timeout`)",
   },
   {
     path: "env.agent.harness.disabled_tools",
+    harnessKey: true,
     defaults: [null],
     otherwise: "refuse",
-    why: "disabling harness tools is not implemented",
+    why: "this harness cannot disable its tools",
   },
   {
     path: "env.agent.harness.skills",
+    harnessKey: true,
     defaults: [[]],
     otherwise: "refuse",
-    why: "harness skills are not implemented",
+    why: "this harness takes no skills",
   },
   {
     path: "env.agent.harness.search",
@@ -151,7 +161,7 @@ const same = (a: unknown, b: unknown) => pythonJsonDumps(a) === pythonJsonDumps(
  * with a warning: verifiers-ts has no results upload.
  */
 export function absorbPythonKeys(data: Json, source: (path: string) => string): Absorbed {
-  const out: Absorbed = { warnings: [], problems: [] };
+  const out: Absorbed = { warnings: [], problems: [], harnessKeys: [] };
   if (!isPlainObject(data)) return out;
   for (const rule of RULES) {
     const path = rule.path.split(".");
@@ -171,10 +181,10 @@ export function absorbPythonKeys(data: Json, source: (path: string) => string): 
       delete parent[key];
       out.warnings.push(`${source(rule.path)}: ignored — ${rule.why}`);
     } else {
-      out.problems.push(
-        `${source(rule.path)}: ${pythonJsonDumps(value)} is a Python verifiers setting ` +
-          `verifiers-ts does not support (${rule.why}); remove it or set Python's default`,
-      );
+      const problem = `${source(rule.path)}: ${pythonJsonDumps(value)} is a Python verifiers ` +
+        `setting verifiers-ts does not support (${rule.why}); remove it or set Python's default`;
+      if (rule.harnessKey) out.harnessKeys.push({ key, problem });
+      else out.problems.push(problem);
     }
   }
   const root = data as Record<string, unknown>;

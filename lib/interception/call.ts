@@ -111,9 +111,11 @@ export async function handleCall(
   };
   const already = session.stopCondition ?? trace.stop_condition;
   if (already !== null) return refuse(already);
-  const limit = limitReached(trace, session.options.limits);
+  const auxiliary = session.options.auxiliary?.({ path: req.path, body: json }) ?? null;
+  // an auxiliary call is no turn: the turn limit and stop conditions wait for the agent's own
+  const limit = auxiliary === null ? limitReached(trace, session.options.limits) : null;
   if (limit !== null) return refuse(limit);
-  if (session.options.stops) {
+  if (session.options.stops && auxiliary === null) {
     let name: string | null;
     try {
       name = await session.options.stops();
@@ -133,7 +135,7 @@ export async function handleCall(
   }
   let recorded: Recorded | null = null;
   try {
-    recorded = await exchange(ctx, dialect, req, reply, session, request);
+    recorded = await exchange(ctx, dialect, req, reply, session, request, auxiliary);
   } finally {
     settle(recorded);
     if (!recorded && session.replays.get(replayKey) === replay) session.replays.delete(replayKey);
@@ -148,6 +150,7 @@ async function exchange(
   reply: WireReply,
   session: Session,
   request: DialectRequest,
+  auxiliary: string | null,
 ): Promise<Recorded | null> {
   const { trace, model, sampling, client } = session.options;
   // usage of streamed calls is asked for, unless the provider said it takes no such option
@@ -165,6 +168,7 @@ async function exchange(
       usage: null,
       time: { start: now(), end: 0 },
       error: null,
+      ...(auxiliary !== null ? { auxiliary } : {}),
     },
     recorded: false,
   };
@@ -179,7 +183,7 @@ async function exchange(
 
   const fail = (err: ProviderError) => {
     if (session.closed) return;
-    session.providerError = err;
+    if (auxiliary === null) session.providerError = err;
     ctx.log("warn", `model call of trace ${trace.id} failed: ${err.message}`);
     session.finish(entry, traceErrorRecord("ProviderError", err.message, err.statusCode ?? null));
   };
@@ -203,7 +207,7 @@ async function exchange(
 
   // A new attempt clears the last one's error: only an error that no later call
   // repaired fails the rollout (verifiers/v1/interception/server.py@a60a606).
-  session.providerError = null;
+  if (auxiliary === null) session.providerError = null;
   let response: ProviderResponse;
   const headers = upstreamHeaders(dialect, req.headers, trace.id);
   const send = () =>

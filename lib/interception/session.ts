@@ -7,6 +7,7 @@
  */
 import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
 import type { ModelCall, Trace } from "../../kit/trace/types.ts";
+import { numTurns } from "../../kit/trace/derived.ts";
 import type { ProviderClient } from "../clients/provider_client.ts";
 import { randomHex } from "../../kit/util/random_pool.ts";
 import type { SessionLimits } from "../config/eval_config.ts";
@@ -30,6 +31,8 @@ export interface SessionOptions {
   limits: Partial<SessionLimits>;
   /** Checked before each call (after the limits); a name stops the rollout under it. */
   stops?: () => Promise<string | null>;
+  /** Names a call the program makes on its own (not a turn), else null. @default none */
+  auxiliary?: (request: { path: string; body: unknown }) => string | null;
 }
 
 /** One rollout's handle on the server. */
@@ -141,7 +144,7 @@ export function limitReached(
 ): string | null {
   const reached = (limit: number | null | undefined, value: number) =>
     typeof limit === "number" && value >= limit;
-  if (reached(limits.max_turns, trace.nodes.filter((n) => n.sampled).length)) return "max_turns";
+  if (reached(limits.max_turns, numTurns(trace))) return "max_turns";
   const { input, output } = tokensSoFar(trace);
   if (reached(limits.max_input_tokens, input)) return "max_input_tokens";
   if (reached(limits.max_output_tokens, output)) return "max_output_tokens";

@@ -48,6 +48,9 @@ export async function runAgent(
     sampling: plan.sampling,
     client: plan.client,
     limits: plan.limits,
+    ...(plan.harness.auxiliaryCall
+      ? { auxiliary: plan.harness.auxiliaryCall.bind(plan.harness) }
+      : {}),
     ...(stops.length
       ? {
         stops: async () => {
@@ -70,6 +73,7 @@ export async function runAgent(
         config: plan.harnessConfig,
         signal: s,
         log: plan.log,
+        info: trace.info,
       }));
     if (plan.harness.capabilities.executesCode) {
       trace.info.agent_output = agentOutput(result, [session.secret]);

@@ -17,7 +17,10 @@ import {
   type RunOptions,
   type Runtime,
   type RuntimeInfo,
+  type RuntimeProcess,
   SandboxError,
+  spawnLive,
+  type SpawnOptions,
   spawnProgram,
 } from "../../../kit/mod.ts";
 import type { LocalRuntimeConfig } from "./config.ts";
@@ -174,6 +177,23 @@ export class LocalRuntime implements Runtime {
       this.#inflight.delete(controller);
       options.signal?.removeEventListener("abort", forward);
     }
+  }
+
+  /**
+   * Starts `argv` in the workdir (or `cwd`) with its stdin and stdout open, in its own
+   * process group; stopping the runtime kills the group.
+   */
+  async spawn(argv: string[], options: SpawnOptions = {}): Promise<RuntimeProcess> {
+    const workdir = await this.#usableWorkdir(`spawn "${argv[0] ?? ""}"`);
+    const program = spawnLive(argv, {
+      cwd: options.cwd === undefined ? workdir : resolve(workdir, options.cwd),
+      env: { ...allowedHostEnv(), ...this.#config.env, ...options.env },
+    });
+    const controller = new AbortController();
+    controller.signal.addEventListener("abort", () => void program.kill(), { once: true });
+    this.#inflight.set(controller, program.exited);
+    void program.exited.then(() => this.#inflight.delete(controller));
+    return program;
   }
 
   /**
