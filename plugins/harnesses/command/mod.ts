@@ -86,7 +86,8 @@ export default defineHarness({
     const messagesFile = messagesPath(ctx.runtime);
     await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
     // a sandbox has no route to this host's loopback: its programs go through a relay
-    const relay = ctx.runtime.isLocal || ctx.runtime.spawn === undefined
+    const direct = ctx.runtime.isLocal || ctx.runtime.hostLoopback === true;
+    const relay = direct || ctx.runtime.spawn === undefined
       ? null
       : await openRelay(ctx.runtime, ctx.endpoint);
     const endpoint = relay?.endpoint ?? ctx.endpoint;
