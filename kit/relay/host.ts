@@ -42,7 +42,7 @@ export async function openRelay(runtime: Runtime, endpoint: string): Promise<San
   if (runtime.spawn === undefined) {
     throw new SandboxError(`The ${runtime.info.type} runtime cannot keep a live program`, {
       hint: "Programs in this runtime cannot reach the model through a relay; " +
-        'use env.interception.tunnel = {type = "custom", url = ...}',
+        "run them on a runtime whose commands keep their stdin open (local, docker)",
     });
   }
   const target = new URL(endpoint);
