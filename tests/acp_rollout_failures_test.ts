@@ -140,11 +140,12 @@ for (const [id, plugin] of AGENTS) {
       const marker = `${Math.floor(Math.random() * 1e6)}.123`;
       const fake = await provider(id, "tool", `echo started && sleep ${marker}`);
       try {
-        const { trace, ms } = await rollout(id, fake.url, 6);
+        // Codex's exec_command hands back a still-running command after 10 s: cut before that
+        const { trace, ms } = await rollout(id, fake.url, id === "codex" ? 8 : 15);
         assert.equal(trace.errors.length, 1, JSON.stringify(trace.errors));
         assert.equal(at(trace.errors, 0).type, "HarnessError");
         assert.match(at(trace.errors, 0).message, /agent timeout/);
-        assert.ok(ms < 20_000, `took ${ms} ms`);
+        assert.ok(ms < 35_000, `took ${ms} ms`);
         const acp = trace.info.acp as AcpRecord;
         assert.ok(acp.tool_calls.length >= 1, "the deadline fell while the tool ran");
         assert.deepEqual(await settled(`sleep ${marker}`), [], "the tool was killed");
