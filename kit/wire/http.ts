@@ -137,15 +137,21 @@ export function fromNode(req: IncomingMessage, res: ServerResponse): [WireReques
 }
 
 /** Starts `server` on 127.0.0.1 with an OS-chosen port; returns `http://127.0.0.1:<port>`. */
-export async function listenLoopback(server: Server): Promise<string> {
+export function listenLoopback(server: Server): Promise<string> {
+  return listenOn(server, "127.0.0.1", 0);
+}
+
+/** Starts `server` on `host`:`port` (0 = OS-chosen); returns `http://<host>:<port>`. */
+export async function listenOn(server: Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const shown = host.includes(":") ? `[${host}]` : host;
+  return `http://${shown}:${(server.address() as AddressInfo).port}`;
 }
 
 /** Stops `server` and drops its open connections. */

@@ -41,7 +41,12 @@ export async function startServices(
     headers: config.client.headers,
     stallTimeoutMs: stallMs(config.client.stall_timeout),
   });
+  const { host, port, tunnel } = config.env.interception;
   const interception = await startInterceptionServer({
+    // a custom tunnel: every interface on its port, and programs use its URL (as Python)
+    ...(tunnel?.type === "custom"
+      ? { host: "0.0.0.0", port: tunnel.port, publicUrl: tunnel.url }
+      : { host, port }),
     log: (level, m) => {
       if (level === "debug" && !config.verbose) return;
       runLog.logFile(level, m);

@@ -86,7 +86,9 @@ export default defineHarness({
     const messagesFile = messagesPath(ctx.runtime);
     await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
     // a sandbox has no route to this host's loopback: its programs go through a relay
-    const direct = ctx.runtime.isLocal || ctx.runtime.hostLoopback === true;
+    // (an endpoint that is not loopback is a tunnel's URL: reached directly)
+    const direct = ctx.runtime.isLocal || ctx.runtime.hostLoopback === true ||
+      !LOOPBACK.has(new URL(ctx.endpoint).hostname);
     const relay = direct || ctx.runtime.spawn === undefined
       ? null
       : await openRelay(ctx.runtime, ctx.endpoint);
@@ -146,6 +148,9 @@ async function runBehindRelay(
     signal.removeEventListener("abort", forward);
   }
 }
+
+/** Host names of this machine's loopback, as an endpoint names them. */
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** Letters of a folder's random suffix (as `mkdtemp` uses). */
 const SUFFIX_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
