@@ -53,7 +53,6 @@ after(async () => {
 describe("the model relay in a container with no network", { skip: skip ?? false }, () => {
   it("carries the openai SDK's chat calls, JSON and SSE, all recorded", async () => {
     const before = openai.requests.length;
-    const left = new Set(ourContainers());
     const { episodes } = await evalInProcess(relayRunArgs("openai", openai.url, image.tag));
     const t = at(at(episodes, 0).traces, 0);
     assert.deepEqual(t.errors, [], JSON.stringify(t.errors));
@@ -63,7 +62,9 @@ describe("the model relay in a container with no network", { skip: skip ?? false
     const output = JSON.stringify(t.info);
     assert.match(output, /streamed=streamed: hello world/);
     assert.equal(output.includes(KEY), false);
-    assert.deepEqual(ourContainers().filter((c) => !left.has(c)), []);
+    // its container is gone (other runs may have theirs on the same engine)
+    assert.ok(t.agent.runtime.id !== null);
+    assert.equal(ourContainers().includes(t.agent.runtime.id), false);
   });
 
   it("carries the @anthropic-ai/sdk's Messages calls, JSON and SSE, all recorded", async () => {

@@ -24,7 +24,6 @@ let openai: Awaited<ReturnType<typeof startFakeOpenAI>>;
 let image: { tag: string; remove(): void };
 /** What the test does to the relay once the program's stream has begun. */
 let fault: (container: string) => void = () => {};
-let known = new Set<string>();
 const release: (() => void)[] = [];
 
 /**
@@ -47,8 +46,14 @@ function hostRelays(which: "relay" | "session" | "any" = "any"): number[] {
   return out;
 }
 
-function newContainers(): string[] {
-  return containersLabelled(`${MANAGED_LABEL}=1`).filter((c) => !known.has(c));
+/** The container whose relay session is open: the id in that `docker exec`'s arguments. */
+function relayContainer(): string {
+  for (const pid of hostRelays("session")) {
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    const id = args.find((a) => /^[0-9a-f]{64}$/.test(a));
+    if (id !== undefined) return id;
+  }
+  throw new Error("no relay session is open");
 }
 
 before(async () => {
@@ -57,7 +62,7 @@ before(async () => {
     apiKey: RELAY_TEST_KEY,
     script: (b) => {
       if (!(b as { stream?: boolean }).stream) return "json answer";
-      const container = at(newContainers(), 0);
+      const container = relayContainer();
       // the first delta reaches the program, then the fault strikes while the rest waits
       setTimeout(() => fault(container), 300);
       return {
@@ -91,7 +96,6 @@ const faults: [string, (container: string) => void][] = [
 describe("faults of the model relay", { skip: skip ?? false }, () => {
   for (const [name, act] of faults) {
     it(`${name}: the rollout fails with a typed error, nothing is left`, async () => {
-      known = new Set(containersLabelled(`${MANAGED_LABEL}=1`));
       fault = act;
       const started = Date.now();
       const { episodes } = await evalInProcess(relayRunArgs("openai", openai.url, image.tag));
@@ -99,13 +103,23 @@ describe("faults of the model relay", { skip: skip ?? false }, () => {
       assert.ok(Date.now() - started < 60_000, "the rollout took too long");
       // the rollout fails, and the streamed call it was in records the cut as the dialect's
       // error (a 502 the program's SDK would see on a direct connection)
-      assert.equal(at(t.errors, 0).type, "SandboxError", JSON.stringify(t.errors));
-      assert.match(at(t.errors, 0).message, /model relay in the sandbox ended mid-run/);
+      // (which is seen first, the cut call or the relay's end, is a race: either fails it)
+      assert.ok(t.errors.length > 0, "the fault was not recorded");
+      for (const e of t.errors) {
+        assert.ok(
+          e.type === "ProviderError" ||
+            (e.type === "SandboxError" && /model relay in the sandbox ended/.test(e.message)),
+          JSON.stringify(t.errors),
+        );
+      }
       assert.equal(t.calls.length, 2);
       assert.equal(at(t.calls, 0).error ?? null, null);
       assert.equal(at(t.calls, 1).error?.type, "ProviderError");
       assert.equal(at(t.calls, 1).error?.status_code, 502);
-      assert.deepEqual(newContainers(), []);
+      // its container is gone (other runs may have theirs on the same engine)
+      const id = t.agent.runtime.id;
+      assert.ok(id !== null);
+      assert.equal(containersLabelled(`${MANAGED_LABEL}=1`).includes(id), false);
       assert.deepEqual(hostRelays(), []);
     });
   }
