@@ -47,7 +47,6 @@ const SERVE_DEFAULT = {
   address: null,
   max_concurrent: null,
 };
-const INTERCEPTION_DEFAULT = { type: "elastic", multiplex: 32 };
 
 const RULES: readonly Rule[] = [
   {
@@ -62,12 +61,6 @@ const RULES: readonly Rule[] = [
     defaults: [null, 1],
     otherwise: "warn",
     why: "a single-agent env runs one agent at a time",
-  },
-  {
-    path: "env.interception",
-    defaults: [INTERCEPTION_DEFAULT],
-    otherwise: "warn",
-    why: "verifiers-ts has one in-process interception server",
   },
   {
     path: "client.type",
