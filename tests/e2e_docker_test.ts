@@ -101,7 +101,9 @@ describe("docker runtime in whole runs", { skip: skip ?? false }, () => {
         [
           '[env.taskset]\nid = "jsonl"\npath = "tasks.jsonl"',
           `[env.agent.harness]\nid = "command"\ncommand = ["sh", "-c", ${JSON.stringify(probe)}]`,
-          `[env.agent.runtime]\ntype = "docker"\nimage = "${TEST_IMAGE}"\nblock = ["*"]`,
+          // host networking: the program reaches the endpoint directly, with no relay (the test
+          // image has no JavaScript runtime to run one)
+          `[env.agent.runtime]\ntype = "docker"\nimage = "${TEST_IMAGE}"`,
         ].join("\n"),
       );
       const cache = tempDir("vf-docker-task-cache-");
