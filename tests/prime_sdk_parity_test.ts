@@ -8,10 +8,6 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import process from "node:process";
 import { type PrimeFake, type PrimeFakeOptions, startPrimeFake } from "./fakes/prime_server.ts";
 import { SandboxError } from "../kit/errors.ts";
 import { PrimeClient } from "../plugins/runtimes/prime/client.ts";
@@ -32,6 +28,7 @@ import {
 import { PrimeRuntime } from "../plugins/runtimes/prime/runtime.ts";
 import { StatusPoller } from "../plugins/runtimes/prime/status_poller.ts";
 import { at } from "./_assert.ts";
+import { useOwnCacheDir } from "./_cache_dir.ts";
 
 const TIMING = {
   ...DEFAULT_CREATION_TIMING,
@@ -43,7 +40,7 @@ const TIMING = {
 };
 
 let fake: PrimeFake;
-let cacheDir = "";
+useOwnCacheDir("vf-prime-parity-");
 let seq = 0;
 const clients: PrimeClient[] = [];
 
@@ -120,8 +117,6 @@ const notRunning = (errorType: string | null, pattern?: RegExp) => (e: unknown) 
 };
 
 before(async () => {
-  cacheDir = mkdtempSync(join(tmpdir(), "vf-prime-parity-"));
-  process.env.VF_CACHE_DIR = cacheDir;
   // no connection reuse: a runtime's fetch may resend a request by itself when a reused
   // connection closes before the answer, which would blur the counts of retries
   fake = await startPrimeFake({ keepAlive: false });
@@ -130,7 +125,6 @@ before(async () => {
 after(async () => {
   for (const c of clients) c.close();
   await fake.close();
-  rmSync(cacheDir, { recursive: true, force: true });
 });
 
 describe("prime client: each divergence from the SDK, settled", () => {

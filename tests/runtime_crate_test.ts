@@ -6,8 +6,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -17,10 +16,11 @@ import { capHarnessTimeout, type Runtime } from "../kit/runtime/runtime.ts";
 import { runtimeConformance } from "./conformance/runtime_conformance.ts";
 import { type CrateFake, startCrateFake } from "./fixtures/crate_fake.ts";
 import crate from "./fixtures/crate_runtime/mod.ts";
+import { useOwnCacheDir } from "./_cache_dir.ts";
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "crate_runtime");
 let fake: CrateFake;
-let cacheDir = "";
+useOwnCacheDir("vf-crate-cache-");
 let seq = 0;
 const made: Runtime[] = [];
 const logs: string[] = [];
@@ -50,8 +50,6 @@ async function raw(method: string, path: string, body?: string, headers = {}): P
 }
 
 before(async () => {
-  cacheDir = mkdtempSync(join(tmpdir(), "vf-crate-cache-"));
-  process.env.VF_CACHE_DIR = cacheDir;
   fake = await startCrateFake();
   process.env.CRATE_TOKEN = fake.token;
 });
@@ -60,7 +58,6 @@ after(async () => {
   for (const rt of made) await rt.stop();
   await fake.close();
   delete process.env.CRATE_TOKEN;
-  rmSync(cacheDir, { recursive: true, force: true });
 });
 
 runtimeConformance("crate runtime (external plugin on the kit)", () => makeCrate());

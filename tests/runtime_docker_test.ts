@@ -30,12 +30,12 @@ import {
   startPlainContainer,
   TEST_IMAGE,
 } from "./_docker.ts";
+import { useOwnCacheDir } from "./_cache_dir.ts";
 
 const skip = dockerSkipReason();
 if (skip) console.warn(`runtime_docker_test: SKIPPED: ${skip}`);
 
-const cacheDir = mkdtempSync(join(tmpdir(), "vf-docker-test-cache-"));
-process.env.VF_CACHE_DIR = cacheDir;
+useOwnCacheDir("vf-docker-test-cache-");
 const RUN = `docker-test-${process.pid}`;
 const made: Runtime[] = [];
 let seq = 0;
@@ -52,7 +52,6 @@ function makeDocker(config: Record<string, unknown> = {}): Runtime {
 after(async () => {
   for (const rt of made) await rt.stop();
   if (!skip) removeContainers(containersLabelled(`${RUN_LABEL}=${RUN}`));
-  rmSync(cacheDir, { recursive: true, force: true });
 });
 
 if (!skip) runtimeConformance("docker runtime", () => makeDocker());

@@ -1,7 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { runtimeConformance } from "./conformance/runtime_conformance.ts";
@@ -29,6 +28,7 @@ import { at } from "./_assert.ts";
 import type { RuntimeConfig } from "../kit/contract.ts";
 import type { TaskData } from "../kit/tasks/task_data.ts";
 import { taskRuntimeConfig } from "../lib/rollout/task_runtime.ts";
+import { useOwnCacheDir } from "./_cache_dir.ts";
 
 const FAST: Omit<PrimeRuntimeOptions, "settings"> = {
   creation: { baseDelayMs: 10, maxDelayMs: 40, imageBuildPollMs: 20, budgetMs: 20_000 },
@@ -36,7 +36,7 @@ const FAST: Omit<PrimeRuntimeOptions, "settings"> = {
   timing: { jobPollStartMs: 10, jobPollMaxMs: 100, outageBaseMs: 10, outageMaxMs: 50 },
 };
 
-let cacheDir = "";
+const cacheDir = useOwnCacheDir("vf-prime-cache-");
 let fake: PrimeFake;
 let seq = 0;
 const logs: string[] = [];
@@ -78,14 +78,11 @@ const sandboxError = (pattern: RegExp) => (e: unknown) => {
 };
 
 before(async () => {
-  cacheDir = mkdtempSync(join(tmpdir(), "vf-prime-cache-"));
-  process.env.VF_CACHE_DIR = cacheDir;
   fake = await startPrimeFake();
 });
 
 after(async () => {
   await fake.close();
-  rmSync(cacheDir, { recursive: true, force: true });
 });
 
 runtimeConformance("prime (container)", () => makeRuntime());
@@ -249,7 +246,7 @@ describe("prime runtime and a task's own settings", () => {
 
 describe("prime creation limiter", () => {
   it("paces creates through the user-wide limiter only when creates_per_min is set", async () => {
-    const state = join(cacheDir, "limiter", "prime.json");
+    const state = join(cacheDir(), "limiter", "prime.json");
     rmSync(state, { force: true });
     const free = makeRuntime();
     await free.start();
@@ -464,8 +461,8 @@ describe("prime sandbox ledger", () => {
     assert.equal(entry.provider, "prime");
     assert.equal(entry.run, "runs/r1");
     assert.deepEqual(entry.config, { base_url: fake.url });
-    for (const file of readdirSync(join(cacheDir, "sandboxes"))) {
-      assert.ok(!readFileSync(join(cacheDir, "sandboxes", file), "utf8").includes(fake.apiKey));
+    for (const file of readdirSync(join(cacheDir(), "sandboxes"))) {
+      assert.ok(!readFileSync(join(cacheDir(), "sandboxes", file), "utf8").includes(fake.apiKey));
     }
     await rt.stop();
     assert.ok(!listSandboxes().some((e) => e.id === id), "a DELETE that worked removes it");
