@@ -105,13 +105,19 @@ export function loadAverages(): string {
  */
 export async function spawnMock(
   latencyMs = 0,
-  options: { runtime?: "bun" | "deno"; streamChunks?: number; answerPadBytes?: number } = {},
+  options: {
+    runtime?: "bun" | "deno";
+    streamChunks?: number;
+    answerPadBytes?: number;
+    splitAnswer?: boolean;
+  } = {},
 ): Promise<{ url: string; stop(): void }> {
   const args = ["--latency-ms", String(latencyMs)];
   if (options.streamChunks !== undefined) {
     args.push("--stream-chunks", String(options.streamChunks));
   }
   if (options.answerPadBytes) args.push("--answer-pad-bytes", String(options.answerPadBytes));
+  if (options.splitAnswer) args.push("--split-answer");
   const script = join(BENCH, "mock_server.ts");
   const [cmd, ...rest] = options.runtime
     ? runtimeArgv(options.runtime, script, args)

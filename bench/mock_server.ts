@@ -1,24 +1,29 @@
 /**
  * A loopback mock of an OpenAI-compatible chat completions endpoint for benchmarks:
  * `POST /v1/chat/completions` with a bearer token and a JSON body holding `model` and
- * `messages`; it answers `a + b` questions with their sum (anything else with "ok"),
+ * `messages` (and of Anthropic Messages, `POST /v1/messages`: bench/mock_messages.ts, and
+ * OpenAI Responses, `POST /v1/responses`: bench/mock_responses.ts); it answers `a + b` questions with their sum (anything else with "ok"),
  * after an optional fixed latency; with `answerPadBytes` every answer is that many bytes of
  * reasoning-like text (no digits) and a newline before the number, as a long agent reply
  * would be. A request with `stream: true` is answered as server-sent
  * events: the answer as `streamChunks` `chat.completion.chunk` events (the first carries the
- * answer, the others one space each), a finish chunk, a usage chunk when
+ * answer, the others one space each; with `splitAnswer`, the answer cut into that many
+ * pieces, as a long reply streams), a finish chunk, a usage chunk when
  * `stream_options.include_usage` asks for it, and `data: [DONE]`. No recording: it must
  * stay cheap.
  *
  * As a program it prints its base URL (with `/v1`) on stdout and serves until killed:
  * `deno run -A bench/mock_server.ts [--latency-ms N] [--stream-chunks 500]
- * [--answer-pad-bytes 0]`.
+ * [--answer-pad-bytes 0] [--split-answer]`.
  *
  * @module
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import process from "node:process";
+import { checkMessagesRequest, messagesText, sendMessages } from "./mock_messages.ts";
+import { answerDeltas, paceEvents } from "./mock_pacing.ts";
+import { checkResponsesRequest, lastInputText, sendResponses } from "./mock_responses.ts";
 
 /** A running mock. */
 export interface MockServer {
@@ -49,59 +54,54 @@ function send(res: http.ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-/**
- * Writes the answer as `chunks` SSE events (plus finish, optional usage and `[DONE]`), one
- * event per turn of the event loop, so that events arrive apart as a model's tokens do
- * rather than as one burst.
- */
+/** Writes the answer as chat chunks (plus finish, optional usage and `[DONE]`), paced. */
 function sendStream(
   res: http.ServerResponse,
   id: string,
   model: string,
-  content: string,
-  chunks: number,
+  deltas: string[],
   usage: boolean,
 ): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":1700000000,` +
     `"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":`;
   const space = `${head}{"content":" "},"logprobs":null,"finish_reason":null}]}\n\n`;
-  let sent = 0;
-  const next = () => {
-    if (res.destroyed) return;
-    if (sent === 0) {
-      res.write(
-        `${head}{"role":"assistant","content":${JSON.stringify(content)}},` +
-          `"logprobs":null,"finish_reason":null}]}\n\n`,
-      );
-    } else if (sent < chunks) {
-      res.write(space);
-    } else {
-      res.write(`${head}{},"logprobs":null,"finish_reason":"stop"}]}\n\n`);
-      if (usage) {
-        res.write(
-          `data: {"id":"${id}","object":"chat.completion.chunk","created":1700000000,` +
-            `"model":${JSON.stringify(model)},"choices":[],` +
-            `"usage":{"prompt_tokens":20,"completion_tokens":${chunks},` +
-            `"total_tokens":${20 + chunks}}}\n\n`,
-        );
-      }
-      res.end("data: [DONE]\n\n");
-      return;
-    }
-    sent++;
-    setImmediate(next);
-  };
-  next();
+  const events = deltas.map((text, i) =>
+    i === 0
+      ? `${head}{"role":"assistant","content":${JSON.stringify(text)}},` +
+        `"logprobs":null,"finish_reason":null}]}\n\n`
+      : text === " "
+      ? space
+      : `${head}{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`
+  );
+  events.push(`${head}{},"logprobs":null,"finish_reason":"stop"}]}\n\n`);
+  if (usage) {
+    events.push(
+      `data: {"id":"${id}","object":"chat.completion.chunk","created":1700000000,` +
+        `"model":${JSON.stringify(model)},"choices":[],` +
+        `"usage":{"prompt_tokens":20,"completion_tokens":${deltas.length},` +
+        `"total_tokens":${20 + deltas.length}}}\n\n`,
+    );
+  }
+  events.push("data: [DONE]\n\n");
+  let at = 0;
+  paceEvents(res, () => events[at++] ?? null);
 }
 
 /** Starts the mock on 127.0.0.1 (OS-chosen port). */
 export async function startMockServer(
-  options: { latencyMs?: number; streamChunks?: number; answerPadBytes?: number } = {},
+  options: {
+    latencyMs?: number;
+    streamChunks?: number;
+    answerPadBytes?: number;
+    splitAnswer?: boolean;
+  } = {},
 ): Promise<MockServer> {
   const latency = options.latencyMs ?? 0;
   const pad = reasoningPad(options.answerPadBytes ?? 0);
   const streamChunks = options.streamChunks ?? 500;
+  const split = options.splitAnswer === true;
+  const later = (go: () => void) => latency > 0 ? void setTimeout(go, latency) : go();
   let served = 0;
   let created = 1_700_000_000;
   const server = http.createServer((req, res) => {
@@ -109,6 +109,22 @@ export async function startMockServer(
     req.setEncoding("utf8");
     req.on("data", (c: string) => (text += c));
     req.on("end", () => {
+      if (req.method === "POST" && req.url === "/v1/messages") {
+        const body = checkMessagesRequest(req, res, text);
+        if (body === null) return;
+        const sum = answer(messagesText(body.messages.at(-1)?.content));
+        const deltas = answerDeltas(pad ? `${pad}\n${sum}` : sum, streamChunks, split);
+        const id = `msg_mock_${served++}`;
+        return later(() => sendMessages(res, id, body.model, deltas, body.stream === true));
+      }
+      if (req.method === "POST" && req.url === "/v1/responses") {
+        const body = checkResponsesRequest(req, res, text);
+        if (body === null) return;
+        const sum = answer(lastInputText(body.input));
+        const deltas = answerDeltas(pad ? `${pad}\n${sum}` : sum, streamChunks, split);
+        const id = `resp_mock_${served++}`;
+        return later(() => sendResponses(res, id, body.model, deltas, body.stream === true));
+      }
       if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
         return send(res, 404, '{"error":{"message":"not found","type":"invalid_request_error"}}');
       }
@@ -139,10 +155,8 @@ export async function startMockServer(
       if (body.stream === true) {
         const usage = body.stream_options?.include_usage === true;
         const id = `chatcmpl-mock-${served++}`;
-        const go = () => sendStream(res, id, body.model as string, content, streamChunks, usage);
-        if (latency > 0) setTimeout(go, latency);
-        else go();
-        return;
+        const deltas = answerDeltas(content, streamChunks, split);
+        return later(() => sendStream(res, id, body.model as string, deltas, usage));
       }
       const reply = JSON.stringify({
         id: `chatcmpl-mock-${served}`,
@@ -158,8 +172,7 @@ export async function startMockServer(
         usage: { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 },
       });
       served++;
-      if (latency > 0) setTimeout(() => send(res, 200, reply), latency);
-      else send(res, 200, reply);
+      later(() => send(res, 200, reply));
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -185,6 +198,7 @@ if (import.meta.main) {
     latencyMs: arg("--latency-ms", 0),
     streamChunks: arg("--stream-chunks", 500),
     answerPadBytes: arg("--answer-pad-bytes", 0),
+    splitAnswer: process.argv.includes("--split-answer"),
   });
   process.stdout.write(mock.url + "\n");
 }

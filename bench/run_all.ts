@@ -2,8 +2,9 @@
  * All benchmarks, one after the other, with the figures docs/performance.md quotes: in-process
  * throughput against the plain-fetch floor, the upstream leg's transports, whole processes
  * against one mock (floors, the Bun binary, `vf` under deno, promptfoo when installed),
- * streaming relay against a fetch loop, peak RSS at two run sizes, recording long
- * conversations, redaction, binary startup, and last the in-process throughput again in a
+ * streaming relay against a fetch loop, an agent-like load of long re-sent conversations
+ * through every dialect against two floors (bench/agent_load.ts), peak RSS at two run sizes,
+ * recording long conversations, redaction, binary startup, and last the in-process throughput again in a
  * user-like environment (ten more credentials, 32 KiB answers: bench/user_env.ts; last,
  * because the credentials it sets stay registered). Load averages are printed with every figure.
  * `deno task bench` (or `bun bench/run_all.ts`). Figures only: nothing here is a test.
@@ -13,6 +14,7 @@
 import { cpus } from "node:os";
 import process from "node:process";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
+import { agentLoad, agentWorkload, servedDialects } from "./agent_load.ts";
 import { loadAverages } from "./common.ts";
 import { memory } from "./memory.ts";
 import { printLongConversations } from "./long_conversation.ts";
@@ -43,6 +45,13 @@ console.log(`  ${cpuLine(tp)}`);
 await printUpstream({ n: 2 * n, c, rounds: 3 });
 await wholeProcess({ n, c, rounds: flag("rounds", 3) });
 await streaming({ n: flag("stream-n", 512), c: 256, chunks: 500, rounds: 3 });
+await agentLoad({
+  load: agentWorkload(false),
+  rounds: 2,
+  large: flag("agent-large", 2000),
+  runtimes: ["bun", "deno"],
+  dialects: servedDialects(),
+});
 await memory({ small: 2000, large: flag("large", 50_000), c });
 printLongConversations();
 printRedact();

@@ -1,8 +1,8 @@
 /**
  * The plugin contract. A plugin is a plain object `{kind, id, abi: 1, description,
- * config, ...behaviour}` made by {@link defineTaskset}, {@link defineHarness},
- * {@link defineJudge} or {@link defineRuntime}. Identity is structural (`kind` + `abi`),
- * never `instanceof`, so a bundle carrying its own copy of these helpers loads fine.
+ * config, ...behaviour}` made by {@link defineTaskset}, {@link defineHarness}, {@link defineJudge},
+ * {@link defineRuntime} or `defineEnv` (env_contract.ts). Identity is structural (`kind` +
+ * `abi`), never `instanceof`, so a bundle carrying its own copy of these helpers loads fine.
  *
  * The zod `config` schema holds the plugin's own keys only; verifiers-ts adds the
  * common keys of each kind (`id`, `task`, `type`, ...) around it.
@@ -17,12 +17,13 @@ import type { LedgerEntry } from "./runtime/ledger.ts";
 import type { AgentBundle } from "./harness/acp/install.ts";
 import type { TaskData } from "./tasks/task_data.ts";
 import type { Message, Trace } from "./trace/types.ts";
-
-/** The kinds of plugin. */
-export type PluginKind = "taskset" | "harness" | "judge" | "runtime";
+import type { EnvPlugin } from "./env_contract.ts";
 
 /** Every plugin kind, in display order. */
-export const PLUGIN_KINDS: readonly PluginKind[] = ["taskset", "harness", "judge", "runtime"];
+export const PLUGIN_KINDS = ["taskset", "harness", "judge", "runtime", "env"] as const;
+
+/** The kinds of plugin. */
+export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 /** Imports one plugin module (a literal `import()` so single-file builds embed it). */
 export type PluginImporter = () => Promise<Record<string, unknown>>;
@@ -323,13 +324,14 @@ export interface RuntimePlugin<S extends ConfigSchema = ConfigSchema>
 }
 
 /** Any plugin. */
-export type Plugin = TasksetPlugin | HarnessPlugin | JudgePlugin | RuntimePlugin;
+export type Plugin = TasksetPlugin | HarnessPlugin | JudgePlugin | RuntimePlugin | EnvPlugin;
 
 /** The plugin type of a kind. */
 export type PluginOf<K extends PluginKind> = K extends "taskset" ? TasksetPlugin
   : K extends "harness" ? HarnessPlugin
   : K extends "judge" ? JudgePlugin
-  : RuntimePlugin;
+  : K extends "runtime" ? RuntimePlugin
+  : EnvPlugin;
 
 type Spec<P> = Omit<P, "kind" | "abi">;
 

@@ -59,6 +59,16 @@ export type {
   TasksetConfig,
   TasksetPlugin,
 } from "./contract.ts";
+export { defineEnv, envClassName, recordMetric } from "./env_contract.ts";
+export type {
+  EnvAgent,
+  EnvAgents,
+  EnvConfig,
+  EnvFields,
+  EnvFinalizeContext,
+  EnvPlugin,
+  EnvRunContext,
+} from "./env_contract.ts";
 export { parsePluginConfig } from "./parse_config.ts";
 export {
   ConfigError,
@@ -182,6 +192,7 @@ export { JUDGE_VIEWS, judgeAnswer, judgeQuestion, judgeResponse } from "./scorin
 export { getAllEnv, getEnv } from "./_runtime/env.ts";
 export { spawnProgram } from "./_runtime/spawn.ts";
 export { spawnLive } from "./_runtime/spawn_live.ts";
+export { openRelay, type SandboxRelay } from "./relay/host.ts";
 export { concatBytes } from "./util/bytes.ts";
 export { MAX_TASKSET_FILE_BYTES, readTextFileBounded } from "./util/read_text.ts";
 export { quote, QUOTE_MAX_CHARS, type QuoteOptions } from "./util/quote.ts";

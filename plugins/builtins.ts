@@ -37,6 +37,10 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
       "prime": () => import("./runtimes/prime/mod.ts"),
       "modal": () => import("./runtimes/modal/mod.ts"),
     },
+    env: {
+      "best-of-n": () => import("./envs/best-of-n/mod.ts"),
+      "single-agent": () => import("./envs/single-agent/mod.ts"),
+    },
   },
   // `local` is accepted for `subprocess`.
   aliases: { local: "subprocess" },

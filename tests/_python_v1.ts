@@ -106,7 +106,8 @@ export function episodeProblems(line: string): string[] {
 
 /**
  * Problems of a `configs/eval.json` against `EvalConfig`: narrowed to the plugins both
- * tools ship (reverse-text with bash or null), else the generic model — whose `taskset`
+ * tools ship (reverse-text with bash or null, best-of-n over reverse-text with null), else
+ * the generic model — whose `taskset`
  * and `harness` sections Python narrows by id to classes it only has for its own plugins,
  * so there only their common keys are checked.
  */
@@ -121,10 +122,17 @@ export function evalConfigProblems(config: Record<string, unknown>): string[] {
   }
   let name = "eval_config";
   const e = copy.env as Record<string, Record<string, unknown>>;
-  if (tasksetId === "reverse-text" && (harnessId === "bash" || harnessId === "null")) {
+  const envId = (env as { id?: unknown } | undefined)?.id;
+  if (envId === "best-of-n" && tasksetId === "reverse-text" && harnessId === "null") {
+    name = "eval_config.best-of-n.reverse-text.null";
+  } else if (
+    !envId && tasksetId === "reverse-text" && (harnessId === "bash" || harnessId === "null")
+  ) {
     name = `eval_config.reverse-text.${harnessId}`;
   } else {
     if (e?.taskset) e.taskset = pick(e.taskset, ["id", "task", "system_prompt"]);
+    // Python narrows `env` by `env.id` to its env's config class as well.
+    if (e) copy.env = pick(e, [...PYTHON_ENV_KEYS]);
     const agent = e?.agent as Record<string, Record<string, unknown>> | undefined;
     if (agent?.harness) {
       agent.harness = pick(agent.harness, ["id", "env", "forward_env", "tool_timeout"]);
@@ -151,6 +159,17 @@ export function evalConfigProblems(config: Record<string, unknown>): string[] {
   const v = validator(name);
   return v(copy) ? [] : [`EvalConfig (${name}): ${describe(v)}`];
 }
+
+/** The keys of Python's base `EnvConfig` (verifiers/v1/configs/env.py@a60a606). */
+const PYTHON_ENV_KEYS = [
+  "id",
+  "taskset",
+  "agent",
+  "timeout",
+  "retries",
+  "max_concurrent_agents",
+  "interception",
+] as const;
 
 function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(Object.entries(obj).filter(([k]) => keys.includes(k)));

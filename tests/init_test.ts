@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { InputError } from "../kit/errors.ts";
 import { initParams } from "../lib/cli/init_command.ts";
 import { BUNDLE_BANNER } from "../lib/cli/init_templates.ts";
-import { PLUGIN_KINDS } from "../kit/contract.ts";
+import { INIT_KINDS } from "../lib/cli/init_plugin_templates.ts";
 import { runtimeName } from "../kit/_runtime/runtime_name.ts";
 import { runCli } from "./_cli.ts";
 import {
@@ -129,10 +129,10 @@ describe("vf init: every kind bundles, lints and passes its own test through vf"
   before(() => {
     const root = mkdtempSync(join(tmpdir(), "vf-init-"));
     const vfBin = vfWrapper(join(root, "bin"), host);
-    for (const kind of PLUGIN_KINDS) outcomes.set(kind, pipeline(root, vfBin, kind));
+    for (const kind of INIT_KINDS) outcomes.set(kind, pipeline(root, vfBin, kind));
   });
 
-  for (const kind of PLUGIN_KINDS) {
+  for (const kind of INIT_KINDS) {
     it(`${kind}: bundle, deno fmt/lint clean, scaffolded test green on ${host}`, {
       timeout: 120_000,
     }, async () => {

@@ -296,7 +296,6 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
       ["env.agent.model", (c) => c.env.agent.model = "other"],
       ["env.agent.client", (c) => c.env.agent.client = { base_url: "http://x/v1" }],
       ["env.agent.sampling", (c) => c.env.agent.sampling = { temperature: 1 }],
-      ["env.id", (c) => c.env.id = "best-of-n"],
       ["client.type", (c) => c.client.type = "train"],
     ];
     for (const [key, change] of refused) {
@@ -328,10 +327,14 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     writeFileSync(path, JSON.stringify(config));
     const loaded = await loadEvalConfig(["@", path], { cwd });
     const warnings = (loaded.warnings ?? []).join("\n");
-    for (const key of ["serve", "env.interception", "env.max_concurrent_agents", "push"]) {
+    for (const key of ["serve", "env.max_concurrent_agents", "push"]) {
       assert.match(warnings, new RegExp(`${key.replace(".", "\\.")}.*ignored`), key);
     }
     assert.equal(loaded.config.push, false);
+    // Python's interception keys are taken, not warned about (docs/interception.md)
+    assert.doesNotMatch(warnings, /env\.interception/);
+    assert.equal(loaded.config.env.interception.type, "static");
+    assert.equal(loaded.config.env.interception.multiplex, 8);
   });
 
   it("reverse-text accepts only Python's dataset id (its rows are the bundled sentences)", async () => {

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import type { SandboxError } from "../errors.ts";
 import { errorMessage } from "../errors.ts";
-import { type ProgramResult, TIMEOUT_EXIT_CODE } from "../runtime/runtime.ts";
+import { type ProgramResult, type RuntimeProcess, TIMEOUT_EXIT_CODE } from "../runtime/runtime.ts";
 import { concatBytes } from "../util/bytes.ts";
 import { sleep } from "../util/sleep.ts";
 import { decodeText, putFile } from "./files.ts";
@@ -20,7 +20,7 @@ import {
   killCommand,
   parseExitFile,
 } from "./process_group.ts";
-import type { SandboxJobs, SandboxProvider } from "./provider.ts";
+import type { ExecRequest, SandboxJobs, SandboxProvider } from "./provider.ts";
 
 /** Exit code of a command cancelled through its signal (128 + SIGKILL). */
 const ABORT_EXIT_CODE = 137;
@@ -243,4 +243,19 @@ export async function runDetached<H>(
   if (stop === "timeout") return { exitCode: TIMEOUT_EXIT_CODE, stdout, stderr };
   if (stop === "abort") return { exitCode: ABORT_EXIT_CODE, stdout, stderr };
   return { exitCode: exitCode ?? 0, stdout, stderr };
+}
+
+/** Starts a live program of `provider`; `teardown` kills it. */
+export async function spawnUntil<H>(
+  provider: SandboxProvider<H>,
+  handle: H,
+  request: Pick<ExecRequest, "argv" | "cwd" | "env">,
+  teardown: AbortSignal,
+): Promise<RuntimeProcess> {
+  const proc = await provider.spawn!(handle, request);
+  const kill = () => void proc.kill();
+  if (teardown.aborted) kill();
+  teardown.addEventListener("abort", kill, { once: true });
+  void proc.exited.then(() => teardown.removeEventListener("abort", kill));
+  return proc;
 }

@@ -12,6 +12,7 @@
  * @module
  */
 import type { CreateRateLimit } from "../runtime/create_limiter.ts";
+import type { RuntimeProcess } from "../runtime/runtime.ts";
 
 /** What the sandbox ledger keeps of a sandbox besides provider, name and run. */
 export interface SandboxJournal {
@@ -127,6 +128,14 @@ export interface SandboxProvider<H> {
   ready?(handle: H, id: string, signal?: AbortSignal): Promise<void>;
   /** Runs one command to its end (see {@link ExecRequest}). */
   exec(handle: H, request: ExecRequest): Promise<ExecResult>;
+  /**
+   * Starts one command with its stdin and stdout open (an exec whose stdin streams).
+   * @default none: the runtime has no live programs
+   */
+  spawn?(
+    handle: H,
+    request: Pick<ExecRequest, "argv" | "cwd" | "env">,
+  ): Promise<RuntimeProcess>;
   /** Terminates the sandbox: resolves once the provider confirmed it, or knows it gone. */
   terminate(handle: H, id: string): Promise<"terminated" | "gone">;
   /** Frees the handle's connections (after teardown). */

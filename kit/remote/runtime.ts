@@ -25,9 +25,11 @@ import type {
   RunOptions,
   Runtime,
   RuntimeInfo,
+  RuntimeProcess,
+  SpawnOptions,
 } from "../runtime/runtime.ts";
 import { sleep } from "../util/sleep.ts";
-import { type CommandTarget, runAttached, runDetached } from "./commands.ts";
+import { type CommandTarget, runAttached, runDetached, spawnUntil } from "./commands.ts";
 import { getFile, putFile } from "./files.ts";
 import { ENV_NAME } from "./process_group.ts";
 import {
@@ -83,11 +85,22 @@ export class RemoteSandboxRuntime<H> implements Runtime {
   /** The pending ledger entry of a sandbox the ledger failed to record by id. */
   #unrecorded: PendingCreate | null = null;
 
+  /** Present when the provider can stream a command's stdin (see {@link Runtime.spawn}). */
+  readonly spawn?: (argv: string[], options?: SpawnOptions) => Promise<RuntimeProcess>;
+
   constructor(provider: SandboxProvider<H>, options: RemoteRuntimeOptions) {
     this.#provider = provider;
     this.#options = options;
     this.#log = options.log ?? (() => {});
     this.streamsStdin = provider.streamsStdin === true && provider.jobs === undefined;
+    if (provider.spawn) this.spawn = (argv, o = {}) => this.#spawn(argv, o);
+  }
+
+  /** Starts a live program; a teardown (stop, deletion) kills it. */
+  #spawn(argv: string[], options: SpawnOptions): Promise<RuntimeProcess> {
+    const { handle } = this.live(`spawn "${argv[0] ?? ""}"`);
+    const request = { argv, cwd: this.#resolve(options.cwd ?? "."), env: options.env ?? {} };
+    return spawnUntil(this.#provider, handle, request, this.#teardown.signal);
   }
 
   /** `{type: <provider>, id}`; the id is kept after teardown. */

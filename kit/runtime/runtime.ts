@@ -108,6 +108,11 @@ export interface Runtime {
    * harness that needs one refuses that runtime.
    */
   spawn?(argv: string[], options?: SpawnOptions): Promise<RuntimeProcess>;
+  /**
+   * Optional: true when programs in a runtime that is not local still reach this host's
+   * 127.0.0.1 (a container on the host's network), so they need no relay to the model.
+   */
+  readonly hostLoopback?: boolean;
   /** Writes a file (parents created); relative paths are under the workdir. */
   write(path: string, data: string | Uint8Array): Promise<void>;
   /** Reads a file; relative paths are under the workdir. */

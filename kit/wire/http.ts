@@ -39,6 +39,11 @@ export interface WireReply {
   /** Cuts the reply off: the peer sees a broken body, never a complete one. */
   destroy(): void;
   /**
+   * Optional: aborts when the peer went away before the reply ended (it closed its
+   * connection), so the work behind the reply can be cancelled.
+   */
+  readonly gone?: AbortSignal;
+  /**
    * Optional: the body the coming `end` sends as its one chunk, already parsed (what
    * `JSON.parse` of it gives, held by nothing else). A reply that hands its body to a caller
    * in this process passes it on, so that the caller need not parse the text again; a reply
@@ -93,6 +98,10 @@ function nodeHeaders(req: IncomingMessage): Record<string, string> {
 /** Adapts a `node:http` request and response to {@link WireRequest} and {@link WireReply}. */
 export function fromNode(req: IncomingMessage, res: ServerResponse): [WireRequest, WireReply] {
   res.on("error", () => {});
+  const gone = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) gone.abort(new Error("the client closed its connection"));
+  });
   const request: WireRequest = {
     method: req.method ?? "GET",
     path: (req.url ?? "/").split("?")[0] ?? "/",
@@ -122,20 +131,27 @@ export function fromNode(req: IncomingMessage, res: ServerResponse): [WireReques
       else res.end(chunk);
     },
     destroy: () => void res.destroy(),
+    gone: gone.signal,
   };
   return [request, reply];
 }
 
 /** Starts `server` on 127.0.0.1 with an OS-chosen port; returns `http://127.0.0.1:<port>`. */
-export async function listenLoopback(server: Server): Promise<string> {
+export function listenLoopback(server: Server): Promise<string> {
+  return listenOn(server, "127.0.0.1", 0);
+}
+
+/** Starts `server` on `host`:`port` (0 = OS-chosen); returns `http://<host>:<port>`. */
+export async function listenOn(server: Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const shown = host.includes(":") ? `[${host}]` : host;
+  return `http://${shown}:${(server.address() as AddressInfo).port}`;
 }
 
 /** Stops `server` and drops its open connections. */

@@ -9,9 +9,9 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { InputError } from "../../kit/errors.ts";
-import { PLUGIN_KINDS, type PluginKind } from "../../kit/contract.ts";
 import { normalizeId } from "../plugins/specifier.ts";
 import { initFiles, type InitParams } from "./init_templates.ts";
+import { INIT_KINDS, type InitKind } from "./init_plugin_templates.ts";
 import { err, out } from "./output.ts";
 import { commandHelp } from "./usage.ts";
 import { quote } from "../../kit/util/quote.ts";
@@ -25,7 +25,7 @@ function usage(message: string, hint = `${USAGE}, e.g. vf init taskset @acme/vf-
 
 /** The template parameters of a kind and package name. Throws InputError when invalid. */
 export function initParams(kind: string, name: string): InitParams {
-  if (!(PLUGIN_KINDS as readonly string[]).includes(kind)) {
+  if (!(INIT_KINDS as readonly string[]).includes(kind)) {
     throw usage(`Cannot run \`vf init\`: unknown plugin kind ${quote(kind)}`);
   }
   if (!NPM_NAME.test(name) || name.length > 214) {
@@ -38,7 +38,7 @@ export function initParams(kind: string, name: string): InitParams {
   const scope = name.startsWith("@") ? name.slice(1, name.indexOf("/")) : "your-scope";
   const jsrPart = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]/g, "-").replace(/^-+/, "");
   return {
-    kind: kind as PluginKind,
+    kind: kind as InitKind,
     name,
     jsrName: `@${jsrPart(scope)}/${jsrPart(bare)}`,
     id: normalizeId(bare),

@@ -5,6 +5,12 @@
  * @module
  */
 import type { PluginKind } from "../../kit/contract.ts";
+
+/** The kinds `vf init` scaffolds (an env plugin has no template yet). */
+export type InitKind = Exclude<PluginKind, "env">;
+
+/** Every kind `vf init` scaffolds, in display order. */
+export const INIT_KINDS: readonly InitKind[] = ["taskset", "harness", "judge", "runtime"];
 import type { InitParams } from "./init_templates.ts";
 
 /** The scaffold's own types-only module of the plugin ABI. */
@@ -299,7 +305,7 @@ export default plugin;
 `;
 
 /** The `mod.ts` template of each kind. */
-export const PLUGIN_TEMPLATES: Record<PluginKind, (p: InitParams) => string> = {
+export const PLUGIN_TEMPLATES: Record<InitKind, (p: InitParams) => string> = {
   taskset: TASKSET,
   judge: JUDGE,
   harness: HARNESS,

@@ -11,13 +11,12 @@
  *
  * @module
  */
-import type { PluginKind } from "../../kit/contract.ts";
 import { VERSION } from "../../kit/version.ts";
-import { ABI, PLUGIN_TEMPLATES } from "./init_plugin_templates.ts";
+import { ABI, type InitKind, PLUGIN_TEMPLATES } from "./init_plugin_templates.ts";
 
 /** What the templates are filled with. */
 export interface InitParams {
-  kind: PluginKind;
+  kind: InitKind;
   /** npm package name (`@acme/vf-mathsets` or `vf-mathsets`). */
   name: string;
   /** JSR package name (`@scope/name`). */
@@ -39,7 +38,7 @@ const DENO_BUNDLE_TASK = "deno bundle --platform=deno -o dist/plugin.js mod.ts &
   `const f = 'dist/plugin.js'; ` +
   `writeFileSync(f, '// @ts-self-types=\\"../plugin.d.ts\\"\\n' + readFileSync(f, 'utf8'))"`;
 
-const TYPE_NAME: Record<PluginKind, string> = {
+const TYPE_NAME: Record<InitKind, string> = {
   taskset: "TasksetPlugin",
   harness: "HarnessPlugin",
   judge: "JudgePlugin",

@@ -116,6 +116,7 @@ export interface NarrowingPlugins {
   taskset?: ConfigSchema | undefined;
   harness?: ConfigSchema | undefined;
   runtime?: ConfigSchema | undefined;
+  env?: ConfigSchema | undefined;
   /** One entry per judge in the config, in order. */
   judges?: (ConfigSchema | undefined)[] | undefined;
 }
@@ -167,6 +168,44 @@ const SessionLimitsShape: {
 /** Per-rollout limits after validation (see {@link SessionLimitsShape}). */
 export type SessionLimits = z.output<z.ZodObject<typeof SessionLimitsShape>>;
 
+/** How sandboxed programs reach the interception server (`tunnel`). */
+export type InterceptionTunnel = { type: "relay" } | { type: "custom"; url: string; port: number };
+
+/** `env.interception`: Python's keys (see docs/interception.md). */
+export type InterceptionSettings = {
+  type: "elastic" | "server" | "static";
+  multiplex: number;
+  servers?: unknown;
+  host: string;
+  port: number;
+  tunnel: InterceptionTunnel | null;
+};
+
+const InterceptionConfig = z.strictObject({
+  type: z.enum(["elastic", "server", "static"]).default("elastic").describe(
+    "Python's server pool kind; one server carries every rollout here, whichever is named",
+  ),
+  multiplex: z.number().int().positive().default(32).describe(
+    "Rollouts per server in Python's pool (one server here: accepted, no cap applied)",
+  ),
+  servers: z.unknown().optional().describe("Python's static pool (one server here)"),
+  host: z.string().min(1).default("127.0.0.1").describe("Address the server binds"),
+  port: z.number().int().min(0).max(65535).default(0).describe(
+    "Port the server binds (0 = OS-chosen)",
+  ),
+  tunnel: z.discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("relay") }),
+    z.strictObject({
+      type: z.literal("custom"),
+      url: z.url({ protocol: /^https?$/ }),
+      port: z.number().int().min(1).max(65535),
+    }),
+  ]).nullable().default(null).describe(
+    "How sandboxed programs reach the server: null or relay = the relay where they cannot " +
+      "reach this host; custom = bind all interfaces on `port`, programs use `url`",
+  ),
+});
+
 /**
  * The resolved config of a run: what {@link buildEvalConfigSchema}'s schema outputs, with
  * the plugins' own keys as extra fields of their tables (written out so that the public
@@ -193,6 +232,7 @@ export type EvalConfig = {
     };
     timeout: { episode: number | null; finalize: number | null };
     retries: RetryPolicy;
+    interception: InterceptionSettings;
   };
   model: string | null;
   client: {
@@ -258,8 +298,9 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
     timeout: StageTimeoutsConfig.prefault({}),
     retries: RetryConfig.prefault({}),
   });
-  const env = z.strictObject({
+  const env = extend({
     id: z.string().default("").describe("Env id (single-agent when empty)"),
+    interception: InterceptionConfig.prefault({}),
     taskset: taskset.prefault({}),
     agent: agent.prefault({}),
     timeout: z.strictObject({
@@ -267,7 +308,7 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
       finalize: seconds().describe("Seconds for the env finalize hook"),
     }).prefault({}),
     retries: RetryConfig.prefault({}),
-  });
+  }, plugins.env);
   return z.strictObject({
     env: env.prefault({}),
     model: z.string().nullable().default(null).describe(

@@ -22,6 +22,7 @@ import type {
   RuntimePlugin,
   TasksetPlugin,
 } from "../../kit/contract.ts";
+import type { EnvPlugin } from "../../kit/env_contract.ts";
 import { loadPlugin } from "../plugins/load.ts";
 import type { PluginLock } from "../plugins/lock.ts";
 import { type ParsedArgv, tokenizeArgv } from "./argv.ts";
@@ -43,7 +44,12 @@ export interface ResolvedPlugins {
   harness: HarnessPlugin;
   runtime: RuntimePlugin;
   judges: JudgePlugin[];
+  /** The env `env.id` names (`single-agent` when it is empty). */
+  env: EnvPlugin;
 }
+
+/** The env of a config whose `env.id` is empty (Python's `SingleAgentEnv`). */
+export const DEFAULT_ENV = "single-agent";
 
 /** A validated config with the plugins it names. */
 export interface LoadedConfig {
@@ -146,12 +152,25 @@ function configError(problems: ConfigIssue[], command: string): ConfigError {
   });
 }
 
-async function tryLoad<T>(fn: () => Promise<T>, errors: PluginError[]): Promise<T | undefined> {
+/**
+ * Runs a plugin load; a {@link PluginError} is collected (prefixed with `source`, the flag
+ * or `file: toml.path` that named the id, when one did) instead of thrown.
+ */
+async function tryLoad<T>(
+  fn: () => Promise<T>,
+  errors: PluginError[],
+  source?: string,
+): Promise<T | undefined> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof PluginError) {
-      errors.push(err);
+      errors.push(
+        source === undefined ? err : new PluginError(err.code, `${source}: ${err.message}`, {
+          ...(err.hint === undefined ? {} : { hint: err.hint }),
+          cause: err,
+        }),
+      );
       return undefined;
     }
     throw err;
@@ -164,6 +183,7 @@ interface LoadedPlugins {
   harness: HarnessPlugin | undefined;
   runtime: RuntimePlugin | undefined;
   judges: (JudgePlugin | undefined)[];
+  env: EnvPlugin | undefined;
   harnessId: string;
   judgeEntries: unknown;
   errors: PluginError[];
@@ -174,7 +194,7 @@ async function loadNamedPlugins(
   parsed: ParsedArgv,
   fileData: unknown,
   idFlags: ReturnType<typeof collectIdFlags>,
-  options: { cwd: string; lock: PluginLock | undefined },
+  options: { cwd: string; lock: PluginLock | undefined; prov: Provenance },
 ): Promise<LoadedPlugins> {
   const idOf = (path: string): string | undefined => {
     const f = idFlags.get(path);
@@ -182,10 +202,24 @@ async function loadNamedPlugins(
     const v = getPath(fileData, path.split("."));
     return typeof v === "string" && v !== "" ? v : undefined;
   };
+  /** Where an id was set: its flag, else its file and TOML path (undefined: defaulted). */
+  const sourceOf = (path: string): string | undefined => {
+    const f = idFlags.get(path);
+    // the positional <taskset-id> is plain from the message itself
+    if (f) return f.flag.startsWith("-") ? f.flag : undefined;
+    const segments = path.split(".");
+    return getPath(fileData, segments) === undefined ? undefined : where(options.prov, segments);
+  };
   const errors: PluginError[] = [];
+  const envId = idOf("env.id") ?? DEFAULT_ENV;
+  const env = await tryLoad(() => loadPlugin("env", envId, options), errors, sourceOf("env.id"));
   const tasksetId = idOf("env.taskset.id");
   const taskset = tasksetId
-    ? await tryLoad(() => loadPlugin("taskset", tasksetId, options), errors)
+    ? await tryLoad(
+      () => loadPlugin("taskset", tasksetId, options),
+      errors,
+      sourceOf("env.taskset.id"),
+    )
     : undefined;
   const harnessId = idOf("env.agent.harness.id") ?? taskset?.defaultHarness ?? "bash";
   const runtimeType = idOf("env.agent.runtime.type") ?? SUBPROCESS;
@@ -202,15 +236,23 @@ async function loadNamedPlugins(
     ? judgeEntries.map((e) => (isPlainObject(e) && typeof e.id === "string" ? e.id : undefined))
     : [];
   const [harness, runtime, judges] = await Promise.all([
-    tryLoad(() => loadPlugin("harness", harnessId, options), errors),
-    tryLoad(() => loadPlugin("runtime", runtimeType, options), errors),
+    tryLoad(
+      () => loadPlugin("harness", harnessId, options),
+      errors,
+      sourceOf("env.agent.harness.id"),
+    ),
+    tryLoad(
+      () => loadPlugin("runtime", runtimeType, options),
+      errors,
+      sourceOf("env.agent.runtime.type"),
+    ),
     Promise.all(
       judgeIds.map((id) =>
         id ? tryLoad(() => loadPlugin("judge", id, options), errors) : undefined
       ),
     ),
   ]);
-  return { taskset, harness, runtime, judges, harnessId, judgeEntries, errors };
+  return { taskset, harness, runtime, judges, env, harnessId, judgeEntries, errors };
 }
 
 /** The plugins of a config that loaded them all. */
@@ -220,6 +262,7 @@ function resolvedPlugins(p: LoadedPlugins): ResolvedPlugins {
     harness: p.harness!,
     runtime: p.runtime!,
     judges: p.judges.filter((j): j is JudgePlugin => j !== undefined),
+    env: p.env!,
   };
 }
 
@@ -258,7 +301,7 @@ export async function loadEvalConfig(
   // 2. ids from flags, then from files; the plugins they name
   const idFlags = collectIdFlags(parsed, problems);
   const lock = openLaunchLock(parsed, fileData, cwd);
-  const plugins = await loadNamedPlugins(parsed, fileData, idFlags, { cwd, lock });
+  const plugins = await loadNamedPlugins(parsed, fileData, idFlags, { cwd, lock, prov });
   if (plugins.errors.length === 1 && problems.length === 0) throw plugins.errors[0];
   problems.push(...plugins.errors.map(pluginIssue));
   // Python's harness keys that this harness does not take as its own
@@ -273,6 +316,7 @@ export async function loadEvalConfig(
     taskset: plugins.taskset?.config,
     harness: plugins.harness?.config,
     runtime: plugins.runtime?.config,
+    env: plugins.env?.config,
     judges: Array.isArray(judgeEntries) ? plugins.judges.map((j) => j?.config) : undefined,
   });
   const flagData = flagLayer(parsed, schema, fileData, prov, problems);

@@ -47,15 +47,8 @@ const SERVE_DEFAULT = {
   address: null,
   max_concurrent: null,
 };
-const INTERCEPTION_DEFAULT = { type: "elastic", multiplex: 32 };
 
 const RULES: readonly Rule[] = [
-  {
-    path: "env.id",
-    defaults: [""],
-    otherwise: "refuse",
-    why: "only the single-agent env exists in verifiers-ts (no env plugins such as best-of-n)",
-  },
   {
     path: "serve",
     defaults: [null, SERVE_DEFAULT],
@@ -68,12 +61,6 @@ const RULES: readonly Rule[] = [
     defaults: [null, 1],
     otherwise: "warn",
     why: "a single-agent env runs one agent at a time",
-  },
-  {
-    path: "env.interception",
-    defaults: [INTERCEPTION_DEFAULT],
-    otherwise: "warn",
-    why: "verifiers-ts has one in-process interception server",
   },
   {
     path: "client.type",

@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import { ProviderError, traceErrorRecord } from "../../kit/errors.ts";
 import { redact } from "../../kit/secrets.ts";
+import { anySignal } from "../../kit/util/any_signal.ts";
 import type {
   Dialect,
   DialectOutcome,
@@ -244,7 +245,8 @@ async function exchange(
       body: upstream.body,
       headers,
       auth: (key) => provider.upstreamAuth?.(key) ?? { authorization: `Bearer ${key}` },
-      signal: session.abort.signal,
+      // a program that closed its connection cancels the upstream call
+      signal: anySignal([session.abort.signal, reply.gone]),
     });
   try {
     response = await send();

@@ -15,7 +15,7 @@ import { findRoute } from "../../kit/wire/dialect.ts";
 import {
   closeServer,
   fromNode,
-  listenLoopback,
+  listenOn,
   sendJson,
   type WireHandler,
 } from "../../kit/wire/http.ts";
@@ -42,6 +42,12 @@ export interface InterceptionServerOptions {
    * translated into one of these (lib/interception/translate.ts). @default the dialects served
    */
   providerDialects?: readonly Dialect[];
+  /** Address to bind. @default "127.0.0.1" */
+  host?: string;
+  /** Port to bind. @default 0 (OS-chosen) */
+  port?: number;
+  /** The URL programs reach the server at (a tunnel's), instead of the bound address. */
+  publicUrl?: string;
 }
 
 /** The run's interception server. */
@@ -189,7 +195,7 @@ class InterceptionRouter {
   }
 }
 
-/** Starts the interception server on 127.0.0.1 (OS-chosen port). */
+/** Starts the interception server on 127.0.0.1 (OS-chosen port) unless told otherwise. */
 export async function startInterceptionServer(
   options: InterceptionServerOptions = {},
 ): Promise<InterceptionServer> {
@@ -199,7 +205,8 @@ export async function startInterceptionServer(
     options.providerDialects,
   );
   const server = http.createServer((req, res) => void router.handle(...fromNode(req, res)));
-  const url = await listenLoopback(server);
+  const bound = await listenOn(server, options.host ?? "127.0.0.1", options.port ?? 0);
+  const url = options.publicUrl?.replace(/\/+$/, "") ?? bound;
   // Host-side harnesses (kit/harness/chat_loop.ts) reach the same handler without the socket.
   const unserve = serveInProcess(url, router.handle);
   return {

@@ -8,7 +8,7 @@
 import type { BuiltinCatalog, PluginKind } from "../../kit/contract.ts";
 
 const EMPTY: BuiltinCatalog = {
-  modules: { taskset: {}, harness: {}, judge: {}, runtime: {} },
+  modules: { taskset: {}, harness: {}, judge: {}, runtime: {}, env: {} },
   aliases: {},
 };
 

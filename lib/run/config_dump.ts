@@ -90,6 +90,9 @@ export function savedConfig(
   const sideEnv: Record<string, unknown> = {};
   if (Object.keys(taskset.extras).length) sideEnv.taskset = taskset.extras;
   if (Object.keys(sideAgent).length) sideEnv.agent = sideAgent;
+  const interception = pythonInterception(d.env.interception);
+  (d.env as unknown as Record<string, unknown>).interception = interception.wire;
+  if (interception.extras !== null) sideEnv.interception = interception.extras;
   if (Object.keys(sideEnv).length) side.env = sideEnv;
   // Python's judges always name their own client and model (JudgeConfig, configs/judge.py):
   // ours default to the run's, so the run's values are written.
@@ -111,6 +114,26 @@ export function savedConfig(
   if (Object.keys(sideClient).length > 0) side.client = sideClient;
   for (const c of clientsOf(dump)) maskClient(c);
   return { dump: scrubbed(dump), side: scrubbed(side) };
+}
+
+/**
+ * `env.interception` as Python's union has it (elastic `multiplex`, static `servers`, server
+ * `tunnel`), and what only verifiers-ts has (the bound address, the relay) for the sidecar.
+ */
+function pythonInterception(
+  i: EvalConfig["env"]["interception"],
+): { wire: Record<string, unknown>; extras: Record<string, unknown> | null } {
+  const extras: Record<string, unknown> = {};
+  if (i.host !== "127.0.0.1") extras.host = i.host;
+  if (i.port !== 0) extras.port = i.port;
+  let wire: Record<string, unknown>;
+  if (i.tunnel?.type === "custom") wire = { type: "server", tunnel: i.tunnel };
+  else if (i.type === "static" && i.servers !== undefined) {
+    wire = { type: "static", servers: i.servers };
+  } else wire = { type: "elastic", multiplex: i.multiplex };
+  if (i.tunnel?.type === "relay") extras.tunnel = i.tunnel;
+  if (wire.type !== i.type) extras.type = i.type;
+  return { wire, extras: Object.keys(extras).length ? extras : null };
 }
 
 /** A JSON-ready copy with every registered secret value replaced by `***`. */

@@ -1,10 +1,11 @@
 /**
- * One episode: one task through the single-agent env — one rollout — under the env's
- * episode timeout (`env.timeout.episode`) and whole-episode retries (`env.retries`).
- * A failure of the env itself (a throw outside the rollout) is an `EnvError` in the
- * episode's `errors`, the episode deadline a `TimeoutError` (as `Env.run_episode`,
- * verifiers/v1/env.py@a60a606: the traces completed before it are kept, the one in
- * flight is not); an episode never throws.
+ * One episode: one task through the run's env plugin (`env.id`, `single-agent` by
+ * default), whose `run` starts the rollouts and whose `finalize` judges across them,
+ * under the env's episode timeout (`env.timeout.episode`), finalize timeout
+ * (`env.timeout.finalize`) and whole-episode retries (`env.retries`). A failure of the
+ * env itself (a throw outside the rollouts) is an `EnvError` in the episode's `errors`,
+ * a deadline a `TimeoutError` (as `Env.run_episode`, verifiers/v1/env.py@a60a606: the
+ * traces completed before it are kept, those in flight are not); an episode never throws.
  *
  * @module
  */
@@ -17,6 +18,7 @@ import {
   type RolloutPlan,
   runRollout,
 } from "../rollout/rollout.ts";
+import { envClassName, type EnvConfig, type EnvPlugin } from "../../kit/env_contract.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
 import type { Episode, Trace, TraceTask } from "../../kit/trace/types.ts";
 import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
@@ -25,6 +27,11 @@ import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
 export interface EpisodeSettings {
   plan: RolloutPlan;
   env: { id: string; name: string };
+  /** The env plugin that plays each episode, and its resolved config (`[env]`). */
+  envPlugin: EnvPlugin;
+  envConfig: EnvConfig;
+  /** `env.timeout.finalize` in seconds (null = none). */
+  finalizeTimeoutS: number | null;
   run: Episode["run"];
   /** `env.timeout.episode` in seconds (null = none). */
   timeoutS: number | null;
@@ -39,12 +46,54 @@ function envError(message: string): TraceErrorRecord {
   return traceErrorRecord("EnvError", message);
 }
 
-/** The episode deadline's error, worded as Python's `Env.run_episode` words it. */
-function episodeTimeoutError(seconds: number): TraceErrorRecord {
-  return traceErrorRecord(
-    "TimeoutError",
-    `SingleAgentEnv.run() exceeded its ${seconds}s deadline (--env.timeout.episode)`,
-  );
+/** A hook's deadline error, worded as Python's `Env.run_episode` words it. */
+function hookTimeoutError(hook: string, seconds: number, flag: string): TraceErrorRecord {
+  return traceErrorRecord("TimeoutError", `${hook} exceeded its ${seconds}s deadline (${flag})`);
+}
+
+/** A throw of an env hook as the episode's `EnvError`, naming the hook as Python's boundary. */
+function hookError(hook: string, err: unknown): TraceErrorRecord {
+  const rec = toTraceError(err, "EnvError");
+  rec.type = "EnvError";
+  rec.message = `${hook}: ${err instanceof Error ? err.name : "Error"}: ${rec.message}`;
+  return rec;
+}
+
+/** Runs `finalize` (when the env has one) under `env.timeout.finalize`; resolves with its error. */
+async function finalizeEpisode(
+  s: EpisodeSettings,
+  task: TaskData,
+  traces: Trace[],
+  signal: AbortSignal,
+): Promise<TraceErrorRecord | null> {
+  const finalize = s.envPlugin.finalize;
+  if (!finalize) return null;
+  const hook = `${envClassName(s.envPlugin)}.finalize()`;
+  const ctrl = new AbortController();
+  const stopForwarding = onAbort(signal, (reason) => ctrl.abort(reason));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"expired">((resolve) => {
+    if (s.finalizeTimeoutS !== null) {
+      timer = setTimeout(() => resolve("expired"), s.finalizeTimeoutS * 1000);
+    }
+  });
+  try {
+    const work = finalize.call(s.envPlugin, {
+      task,
+      traces,
+      config: s.envConfig,
+      signal: ctrl.signal,
+    });
+    work.catch(() => {});
+    if (await Promise.race([work, expired]) !== "expired") return null;
+    ctrl.abort(new Error(`finalize timed out after ${s.finalizeTimeoutS}s`));
+    return hookTimeoutError(hook, s.finalizeTimeoutS!, "--env.timeout.finalize");
+  } catch (err) {
+    return hookError(hook, err);
+  } finally {
+    clearTimeout(timer);
+    stopForwarding();
+  }
 }
 
 function errorTypes(ep: Episode): Set<string> {
@@ -99,26 +148,56 @@ async function attempt(
     if (rolloutSignal.aborted) arm();
     else disarm = onAbort(rolloutSignal, arm);
   });
-  const work = runRollout(s.plan, task, identity, rolloutSignal);
+  const run = `${envClassName(s.envPlugin)}.run()`;
+  // Each agent run joins the episode when it finishes (completion order); once the
+  // episode deadline passed, a run it cut short is the one in flight and is left out.
+  let cutShort = false;
+  const agents = {
+    agent: {
+      run: async (): Promise<Trace> => {
+        const trace = await runRollout(s.plan, task, identity, rolloutSignal);
+        if (trace.ok || !timedOut) episode.traces.push(trace);
+        else cutShort = true;
+        return trace;
+      },
+    },
+  };
+  const work = s.envPlugin.run.call(s.envPlugin, {
+    task,
+    agents,
+    config: s.envConfig,
+    signal: rolloutSignal,
+  });
   work.catch(() => {});
+  let played = false;
   try {
-    const result: Trace | "gave-up" = await Promise.race([work, gaveUp]);
-    if (result !== "gave-up" && (result.ok || !timedOut)) episode.traces.push(result);
-    else if (timedOut) episode.errors.push(episodeTimeoutError(s.timeoutS!));
-    else {
+    const result = await Promise.race([work, gaveUp]);
+    if (timedOut && (cutShort || result === "gave-up")) {
+      episode.errors.push(hookTimeoutError(run, s.timeoutS!, "--env.timeout.episode"));
+    } else if (result === "gave-up") {
       episode.errors.push(
         envError(`the rollout did not wind down within ${s.graceMs / 1000}s of being cancelled`),
       );
-    }
+    } else if (episode.traces.length === 0) {
+      episode.errors.push(
+        envError(
+          `${run}: ValueError: ${run} ran no agent — every episode must carry at least one run`,
+        ),
+      );
+    } else played = true;
   } catch (err) {
-    const rec = toTraceError(err, "EnvError");
-    rec.type = "EnvError";
-    episode.errors.push(rec);
+    episode.errors.push(
+      timedOut ? hookTimeoutError(run, s.timeoutS!, "--env.timeout.episode") : hookError(run, err),
+    );
   } finally {
     clearTimeout(timer);
     clearTimeout(graceTimer);
     stopForwarding?.();
     disarm?.();
+  }
+  if (played) {
+    const failed = await finalizeEpisode(s, task, episode.traces, signal);
+    if (failed) episode.errors.push(failed);
   }
   episode.ok = episode.errors.length === 0 && episode.traces.length > 0 &&
     episode.traces.every((t) => t.ok);

@@ -340,6 +340,9 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
   const settings: EpisodeSettings = {
     plan: services.plan,
     env: { id: envId, name: envId },
+    envPlugin: loaded.plugins.env,
+    envConfig: config.env,
+    finalizeTimeoutS: config.env.timeout.finalize,
     run: { type: "eval", id: randomUUID().replaceAll("-", ""), name: config.run.name ?? "" },
     timeoutS: config.env.timeout.episode,
     retries: config.env.retries,

@@ -42,8 +42,13 @@ export async function startServices(
     headers: config.client.headers,
     stallTimeoutMs: stallMs(config.client.stall_timeout),
   });
+  const { host, port, tunnel } = config.env.interception;
   const interception = await startInterceptionServer({
     providerDialects: config.client.dialects.map((id) => DIALECTS[id]!),
+    // a custom tunnel: every interface on its port, and programs use its URL (as Python)
+    ...(tunnel?.type === "custom"
+      ? { host: "0.0.0.0", port: tunnel.port, publicUrl: tunnel.url }
+      : { host, port }),
     log: (level, m) => {
       if (level === "debug" && !config.verbose) return;
       runLog.logFile(level, m);

@@ -171,30 +171,32 @@ def _header(schema: dict, commit: str, model: str) -> dict:
     }
 
 
-def narrowed_eval_config(taskset_id: str | None, harness_id: str | None):
-    """`EvalConfig` with `env` narrowed to `SingleAgentEnvConfig` (what every plain taskset
-    resolves to) and `env.taskset` / `env.agent.harness` to the plugins' own config classes,
-    as `EvalConfig._resolve_env` narrows them by id at validation (None: the base class)."""
+def narrowed_eval_config(taskset_id: str | None, harness_id: str | None, env_id: str = ""):
+    """`EvalConfig` with `env` narrowed to the env's config class (`SingleAgentEnvConfig`,
+    what every plain taskset resolves to, unless `env_id` names another) and
+    `env.taskset` / `env.agent.harness` to the plugins' own config classes, as
+    `EvalConfig._resolve_env` narrows them by id at validation (None: the base class)."""
     from pydantic import create_model
 
     from verifiers.v1.configs.agent import AgentConfig
     from verifiers.v1.configs.cli.eval import EvalConfig
     from verifiers.v1.envs.single_agent import SingleAgentEnvConfig
-    from verifiers.v1.utils.loaders import harness_config_type, taskset_config_type
+    from verifiers.v1.utils.loaders import env_config_type, harness_config_type, taskset_config_type
 
     from verifiers.v1.configs.harness import HarnessConfig
     from verifiers.v1.configs.taskset import TasksetConfig
 
     taskset_cls = taskset_config_type(taskset_id) if taskset_id else TasksetConfig
     harness_cls = harness_config_type(harness_id) if harness_id else HarnessConfig
+    env_cls = env_config_type(taskset_id or "", env_id) if env_id else SingleAgentEnvConfig
     agent = create_model(
         f"AgentConfig_{harness_cls.__name__}",
         __base__=AgentConfig,
         harness=(harness_cls | None, None),
     )
     env = create_model(
-        f"SingleAgentEnvConfig_{taskset_cls.__name__}",
-        __base__=SingleAgentEnvConfig,
+        f"{env_cls.__name__}_{taskset_cls.__name__}",
+        __base__=env_cls,
         taskset=(taskset_cls, taskset_cls(id=taskset_id or "")),
         agent=(agent, agent()),
     )
@@ -226,6 +228,13 @@ def write_schemas(out: Path, commit: str) -> list[Path]:
                 f"verifiers.v1.configs.cli.eval.EvalConfig (taskset reverse-text, harness {harness})",
             )
         )
+    models.append(
+        (
+            "eval_config.best-of-n.reverse-text.null",
+            narrowed_eval_config("reverse-text", "null", "best-of-n"),
+            "verifiers.v1.configs.cli.eval.EvalConfig (env best-of-n, taskset reverse-text, harness null)",
+        )
+    )
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, model, label in models:

@@ -26,10 +26,13 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import {
   defineHarness,
+  openRelay,
   ownedWorkdirPrefix,
   promptText,
   randomChars,
   type Runtime,
+  SandboxError,
+  type SandboxRelay,
   toChatMessages,
 } from "../../../kit/mod.ts";
 
@@ -82,11 +85,19 @@ export default defineHarness({
     const cfg = ctx.config;
     const messagesFile = messagesPath(ctx.runtime);
     await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
+    // a sandbox has no route to this host's loopback: its programs go through a relay
+    // (an endpoint that is not loopback is a tunnel's URL: reached directly)
+    const direct = ctx.runtime.isLocal || ctx.runtime.hostLoopback === true ||
+      !LOOPBACK.has(new URL(ctx.endpoint).hostname);
+    const relay = direct || ctx.runtime.spawn === undefined
+      ? null
+      : await openRelay(ctx.runtime, ctx.endpoint);
+    const endpoint = relay?.endpoint ?? ctx.endpoint;
     const env: Record<string, string> = {
       ...cfg.env,
-      [cfg.anthropic_base_url_var]: ctx.endpoint.replace(/\/v1\/?$/, ""),
+      [cfg.anthropic_base_url_var]: endpoint.replace(/\/v1\/?$/, ""),
       [cfg.anthropic_api_key_var]: ctx.secret,
-      [cfg.base_url_var]: ctx.endpoint,
+      [cfg.base_url_var]: endpoint,
       [cfg.api_key_var]: ctx.secret,
       [cfg.model_var]: ctx.model,
       [cfg.prompt_var]: promptText(ctx.messages.filter((m) => m.role === "user")),
@@ -95,12 +106,51 @@ export default defineHarness({
     };
     ctx.log(`command harness: running ${JSON.stringify(cfg.command)}`);
     try {
-      return await ctx.runtime.run(cfg.command, { env, signal: ctx.signal });
+      if (relay === null) return await ctx.runtime.run(cfg.command, { env, signal: ctx.signal });
+      return await runBehindRelay(ctx.runtime, cfg.command, env, ctx.signal, relay);
     } finally {
+      await relay?.close();
       await removeQuietly(ctx.runtime, messagesFile);
     }
   },
 });
+
+/**
+ * Runs the program while its relay lives: a relay that ends first (killed, its session
+ * dropped, its sandbox gone) ends the program and fails the rollout.
+ */
+async function runBehindRelay(
+  runtime: Runtime,
+  argv: string[],
+  env: Record<string, string>,
+  signal: AbortSignal,
+  relay: SandboxRelay,
+) {
+  const controller = new AbortController();
+  const forward = () => controller.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener("abort", forward, { once: true });
+  let lost: string | null = null;
+  void relay.ended.then((exit) => {
+    lost ??= `exit code ${exit.exitCode}`;
+    controller.abort(new Error("the model relay ended"));
+  });
+  const running = runtime.run(argv, { env, signal: controller.signal });
+  try {
+    const result = await running;
+    if (lost !== null && !signal.aborted && result.exitCode !== 0) {
+      throw new SandboxError(`The model relay in the sandbox ended mid-run (${lost})`, {
+        hint: "The sandbox or its command session went away; the program lost the model",
+      });
+    }
+    return result;
+  } finally {
+    signal.removeEventListener("abort", forward);
+  }
+}
+
+/** Host names of this machine's loopback, as an endpoint names them. */
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** Letters of a folder's random suffix (as `mkdtemp` uses). */
 const SUFFIX_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

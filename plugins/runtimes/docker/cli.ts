@@ -6,7 +6,13 @@
  *
  * @module
  */
-import { getAllEnv, SandboxError, spawnProgram } from "../../../kit/mod.ts";
+import {
+  getAllEnv,
+  type RuntimeProcess,
+  SandboxError,
+  spawnLive,
+  spawnProgram,
+} from "../../../kit/mod.ts";
 
 /** What one `docker` invocation returned. */
 export interface DockerResult {
@@ -35,6 +41,12 @@ export interface DockerCallOptions {
 /** The CLI program; `VF_DOCKER_CLI` names another (a wrapper, podman's docker shim). */
 function cliPath(env: Record<string, string>): string {
   return env.VF_DOCKER_CLI || "docker";
+}
+
+/** Starts `docker <args>` with its stdin and stdout open (`docker exec -i`, a live program). */
+export function dockerLive(args: string[], env: Record<string, string>): RuntimeProcess {
+  const base = getAllEnv();
+  return spawnLive([cliPath(base), ...args], { cwd: "/", env: { ...base, ...env } });
 }
 
 /** Runs `docker <args>`; never throws for a non-zero exit (127 when the CLI is missing). */

@@ -12,12 +12,14 @@ import {
   type ErrorDetail,
   type ExecRequest,
   type ExecResult,
+  type RuntimeProcess,
   type SandboxCreation,
   SandboxError,
   type SandboxProvider,
 } from "../../../kit/mod.ts";
 import {
   docker,
+  dockerLive,
   engineUnreachable,
   imageMissing,
   isEngineUnreachable,
@@ -106,17 +108,7 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
 
   /** Runs one command attached: `docker exec -i`, env through the CLI's environment. */
   async exec(handle: DockerHandle, request: ExecRequest): Promise<ExecResult> {
-    const args = ["exec", "-i"];
-    const passed: Record<string, string> = {};
-    for (const [k, v] of Object.entries(request.env ?? {})) {
-      if (CLI_OWN_VARIABLE.test(k)) args.push("--env", `${k}=${v}`);
-      else {
-        args.push("--env", k);
-        passed[k] = v;
-      }
-    }
-    if (request.cwd !== undefined) args.push("--workdir", request.cwd);
-    args.push(handle.id, ...request.argv);
+    const { args, passed } = execArgs(handle, request);
     const r = await docker(args, {
       env: passed,
       stdin: request.stdin ?? new Uint8Array(0),
@@ -140,6 +132,18 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
     return r;
   }
 
+  /**
+   * Starts one command with its stdin streaming: a `docker exec -i` that stays open. The
+   * command ends when its stdin does (the relay does) or with the container.
+   */
+  spawn(
+    handle: DockerHandle,
+    request: Pick<ExecRequest, "argv" | "cwd" | "env">,
+  ): Promise<RuntimeProcess> {
+    const { args, passed } = execArgs(handle, request);
+    return Promise.resolve(dockerLive(args, passed));
+  }
+
   /** `docker rm --force`: "terminated" once the engine removed it, "gone" when it had none. */
   async terminate(handle: DockerHandle): Promise<"terminated" | "gone"> {
     return await removeContainer(handle.id);
@@ -149,6 +153,25 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
   describeError(error: unknown): ErrorDetail {
     return error instanceof SandboxError && error.hint ? { hint: error.hint } : {};
   }
+}
+
+/** The `docker exec -i` arguments of a request, and the variables the CLI passes on. */
+function execArgs(
+  handle: DockerHandle,
+  request: Pick<ExecRequest, "argv" | "cwd" | "env">,
+): { args: string[]; passed: Record<string, string> } {
+  const args = ["exec", "-i"];
+  const passed: Record<string, string> = {};
+  for (const [k, v] of Object.entries(request.env ?? {})) {
+    if (CLI_OWN_VARIABLE.test(k)) args.push("--env", `${k}=${v}`);
+    else {
+      args.push("--env", k);
+      passed[k] = v;
+    }
+  }
+  if (request.cwd !== undefined) args.push("--workdir", request.cwd);
+  args.push(handle.id, ...request.argv);
+  return { args, passed };
 }
 
 function refusal(e: SandboxError): RunRefused {

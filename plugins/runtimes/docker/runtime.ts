@@ -7,7 +7,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { RemoteSandboxRuntime } from "../../../kit/mod.ts";
-import { CONTAINER_LIFETIME_S, containerName, type DockerRuntimeConfig } from "./config.ts";
+import {
+  CONTAINER_LIFETIME_S,
+  containerName,
+  type DockerRuntimeConfig,
+  networkPolicy,
+} from "./config.ts";
+import { isFrameworkOnly } from "./network_policy.ts";
 import { type DockerHandle, DockerProvider } from "./provider.ts";
 
 /** Options of a {@link DockerRuntime} beyond its config. */
@@ -24,6 +30,9 @@ export interface DockerRuntimeOptions {
 
 /** A {@link Runtime} backed by one Docker container at a time. */
 export class DockerRuntime extends RemoteSandboxRuntime<DockerHandle> {
+  /** True on the host's network (no policy): programs reach the host's loopback directly. */
+  readonly hostLoopback: boolean;
+
   constructor(config: DockerRuntimeConfig, options: DockerRuntimeOptions) {
     const name = containerName(options.name, randomBytes(4).toString("hex"));
     const provider = new DockerProvider(config, name, options.run ?? null, options.maxOutputBytes);
@@ -35,5 +44,6 @@ export class DockerRuntime extends RemoteSandboxRuntime<DockerHandle> {
       handleName: "container id",
       ...(options.log === undefined ? {} : { log: options.log }),
     });
+    this.hostLoopback = !isFrameworkOnly(networkPolicy(config));
   }
 }

@@ -1,0 +1,100 @@
+/**
+ * The env contract: how one task becomes one episode. An env plugin, made by
+ * {@link defineEnv}, runs the episode's agents (`run`) and may judge across the finished
+ * traces (`finalize`), as Python verifiers v1's `Env` (verifiers/v1/env.py@a60a606). The
+ * engine owns the rest: the episode record, its timeout and retries, the rollouts and
+ * their scoring. `single-agent` (one run of the `agent` role) is the default env.
+ *
+ * ```ts
+ * export default defineEnv({
+ *   id: "twice",
+ *   description: "Two attempts at each task",
+ *   config: z.object({}),
+ *   run: async ({ agents }) => void await Promise.all([agents.agent.run(), agents.agent.run()]),
+ * });
+ * ```
+ *
+ * @module
+ */
+import type { ConfigSchema, OwnConfig, PluginBase } from "./contract.ts";
+import type { TaskData } from "./tasks/task_data.ts";
+import type { Trace } from "./trace/types.ts";
+
+/** The common keys of `[env]` an env sees (the taskset and roles have their own plugins). */
+export interface EnvFields {
+  /** The env id as configured (`""` for the default env). */
+  id: string;
+}
+
+/** An env's resolved config: the common keys plus the plugin's own (`env.n`, ...). */
+export type EnvConfig<S extends ConfigSchema = ConfigSchema> = EnvFields & OwnConfig<S>;
+
+/** One role of an episode: each `run()` is one full rollout of the task, scored. */
+export interface EnvAgent {
+  /**
+   * Runs the task once under the role's harness, model and runtime and resolves with the
+   * scored trace, which joins the episode in completion order. A failed rollout is data
+   * on its trace (`ok: false`), never a throw.
+   */
+  run(): Promise<Trace>;
+}
+
+/** The episode's roles by name. verifiers-ts has one role today: `agent` (`env.agent.*`). */
+export interface EnvAgents {
+  readonly agent: EnvAgent;
+}
+
+/** What an env's `run` gets for one episode. */
+export interface EnvRunContext<C = EnvConfig> {
+  task: TaskData;
+  agents: EnvAgents;
+  /** The env's resolved config. */
+  config: C;
+  /** Aborted when the episode's deadline passes or the run is cancelled. */
+  signal: AbortSignal;
+}
+
+/** What an env's `finalize` gets: the episode's traces, completion order, to record into. */
+export interface EnvFinalizeContext<C = EnvConfig> {
+  task: TaskData;
+  /** Every finished trace of the episode; record cross-trace results with {@link recordMetric}. */
+  traces: Trace[];
+  config: C;
+  signal: AbortSignal;
+}
+
+/** An env: control flow among an episode's agents. `S` is the schema of its own keys. */
+export interface EnvPlugin<S extends ConfigSchema = ConfigSchema> extends PluginBase<"env", S> {
+  /**
+   * Python's class name for the env (`BestOfNEnv`), used in episode errors such as
+   * `BestOfNEnv.run() exceeded its 30s deadline`. @default the id in PascalCase plus `Env`
+   */
+  className?: string;
+  /**
+   * Plays one episode: runs the agents as the env's rules say. Every finished run joins
+   * the episode; an episode must carry at least one. A throw fails the episode
+   * (an `EnvError` in its `errors`, the finished traces kept).
+   */
+  run(ctx: EnvRunContext<EnvConfig<S>>): Promise<void>;
+  /** Judges across the finished traces (within `env.timeout.finalize`); a throw fails it. */
+  finalize?(ctx: EnvFinalizeContext<EnvConfig<S>>): Promise<void>;
+}
+
+/** Records `value` as the trace's metric `name` (as Python's `Trace.record_metric`). */
+export function recordMetric(trace: Trace, name: string, value: number): void {
+  trace.metrics[name] = value;
+}
+
+/** Python's class name of an env: its {@link EnvPlugin.className}, else `<PascalId>Env`. */
+export function envClassName(env: Pick<EnvPlugin, "id" | "className">): string {
+  if (env.className) return env.className;
+  const pascal = env.id.split(/[-_\s]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1));
+  return `${pascal.join("")}Env`;
+}
+
+/** Declares an env plugin; `run` and `finalize` receive its validated, typed config. */
+export function defineEnv<S extends ConfigSchema>(
+  spec: Omit<EnvPlugin<S>, "kind" | "abi">,
+): EnvPlugin<S> {
+  return { ...spec, kind: "env", abi: 1 };
+}
