@@ -12,15 +12,12 @@ import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { InputError } from "../../kit/errors.ts";
 import { getAllEnv } from "../../kit/_runtime/env.ts";
-import { exit as exitNow } from "../../kit/_runtime/exit.ts";
-import { writeStderr } from "../../kit/_runtime/tty.ts";
-import { redact } from "../../kit/secrets.ts";
 import { loadEvalConfig } from "../config/load_config.ts";
 import { prepareRunDir } from "../run/run_dir.ts";
 import { type DebugAction, runDebug } from "../run/run_debug.ts";
 import { sortedJson } from "../run/validate_results.ts";
 import { out } from "./output.ts";
-import { onStopSignals } from "./signals.ts";
+import { openCommandSession } from "./command_session.ts";
 import { parseTaskCommandArgs } from "./task_command_args.ts";
 import { INVALID_EXIT, timeoutSeconds } from "./validate_command.ts";
 
@@ -72,15 +69,11 @@ export async function debugCommand(argv: string[]): Promise<number> {
     ? resolve(cwd, outFlag)
     : resolve(cwd, "outputs", `${config.env.taskset.id.split("/").pop()}--debug`, randomUUID());
   prepareRunDir(outDir, outDir, { clean: false, resume: false });
-  const say = (line: string) => writeStderr(redact(line) + "\n");
-  const ctrl = new AbortController();
-  let signalled = false;
-  const uninstall = onStopSignals((sig, n) => {
-    signalled = true;
-    if (n > 1) exitNow(130);
-    say(`${sig}: stopping — cancelling the actions in flight (${sig} again to exit at once)`);
-    ctrl.abort(new Error(`interrupted by ${sig}`));
+  const session = openCommandSession({
+    display: config.display,
+    stopping: "cancelling the actions in flight",
   });
+  const { say } = session;
   try {
     say(
       `vf debug · ${config.env.taskset.id} · ${config.env.agent.runtime.type} runtime · results: ${outDir}`,
@@ -91,7 +84,7 @@ export async function debugCommand(argv: string[]): Promise<number> {
       action,
       setupS,
       totalS,
-      signal: ctrl.signal,
+      signal: session.signal,
       err: say,
     });
     if (config.display === "json") await out(sortedJson(infos));
@@ -114,9 +107,9 @@ export async function debugCommand(argv: string[]): Promise<number> {
       lines.push(`results: ${join(outDir, "traces.jsonl")}`);
       await out(lines.join("\n"));
     }
-    if (ctrl.signal.aborted) return 130;
+    if (session.signal.aborted) return 130;
     return infos.every((i) => i.ok) ? 0 : INVALID_EXIT;
   } finally {
-    if (!signalled) uninstall();
+    session.close();
   }
 }

@@ -5,23 +5,11 @@
  *
  * @module
  */
-import process from "node:process";
-import { exit as exitProcess } from "../../kit/_runtime/exit.ts";
-import { getEnv } from "../../kit/_runtime/env.ts";
-import { stderrIsTerminal, writeStderr } from "../../kit/_runtime/tty.ts";
-import { redact } from "../../kit/secrets.ts";
 import type { LoadedConfig } from "../config/load_config.ts";
-import {
-  createDisplay,
-  headerLines,
-  isCiValue,
-  type LiveDisplay,
-  resolveDisplayMode,
-} from "./display.ts";
+import { headerLines } from "./display.ts";
 import { runEval, type RunEvalOptions, type RunResult } from "../run/run_eval.ts";
-import { onStopSignals } from "./signals.ts";
+import { openCommandSession } from "./command_session.ts";
 import { renderSummary } from "../run/summary.ts";
-import { useColor } from "./output.ts";
 
 /** The options {@link runEvalFromCli} takes (the CLI fills display and signals). */
 export type RunEvalCliOptions = RunEvalOptions & {
@@ -52,46 +40,31 @@ export async function runEvalFromCli(
   options: RunEvalCliOptions,
 ): Promise<number> {
   const config = loaded.config;
-  const mode = resolveDisplayMode(config.display, {
-    stderrIsTTY: stderrIsTerminal(),
-    ci: isCiValue(getEnv("CI")),
+  const session = openCommandSession({
+    display: config.display,
+    stopping: "cancelling rollouts in flight and saving",
+    writeErr: options.writeErr,
+    err: options.err,
+    exitNow: options.exitNow,
   });
-  const rawWriteErr = options.writeErr ?? writeStderr;
-  const writeErr = (text: string) => rawWriteErr(redact(text));
-  const err = options.err ?? ((line: string) => writeErr(line + "\n"));
-  const ctrl = new AbortController();
+  const { mode, err } = session;
   if (options.signal) {
+    const ctrl = session.controller;
     if (options.signal.aborted) ctrl.abort(options.signal.reason);
     else options.signal.addEventListener("abort", () => ctrl.abort(options.signal!.reason));
   }
-  const exitNow = options.exitNow ?? exitProcess;
-  let signalled = false;
-  let live: LiveDisplay | null = null; // notices go through it, or its next frame erases them
-  const uninstall = onStopSignals((sig, n) => {
-    signalled = true;
-    if (n === 1) {
-      const notice =
-        `${sig}: stopping — cancelling rollouts in flight and saving (${sig} again to exit at once)`;
-      if (live) live.log(notice);
-      else err(notice);
-      ctrl.abort(new Error(`interrupted by ${sig}`));
-    } else exitNow(130);
-  });
   try {
     const display: RunEvalOptions["display"] = options.display ??
       (mode === "json" || mode === "none" ? undefined : (init) =>
-        live = createDisplay(mode, {
+        session.display({
           header: headerLines(init.run),
           snapshot: init.snapshot,
-          write: writeErr,
-          color: useColor(),
-          columns: () => (process.stderr as { columns?: number }).columns || 100,
           intervalMs: mode === "plain" ? options.plainIntervalMs : undefined,
         }));
     const result = await runEval(loaded, {
       ...options,
       err,
-      signal: ctrl.signal,
+      signal: session.signal,
       ...(display === undefined ? {} : { display }),
     });
 
@@ -112,8 +85,6 @@ export async function runEvalFromCli(
     }
     return code;
   } finally {
-    // After a signal the handlers stay until the process exits, so that another signal
-    // during the last writes still exits at once (and never kills the process mid-line).
-    if (!signalled) uninstall();
+    session.close();
   }
 }

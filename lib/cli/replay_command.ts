@@ -12,18 +12,14 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { ConfigError, InputError } from "../../kit/errors.ts";
-import { getAllEnv, getEnv } from "../../kit/_runtime/env.ts";
-import { exit as exitNow } from "../../kit/_runtime/exit.ts";
-import { stderrIsTerminal, writeStderr } from "../../kit/_runtime/tty.ts";
-import { redact } from "../../kit/secrets.ts";
+import { getAllEnv } from "../../kit/_runtime/env.ts";
 import { loadEvalConfig } from "../config/load_config.ts";
 import { savedConfig, writeOutputAtomic } from "../run/config_dump.ts";
 import { prepareRunDir } from "../run/run_dir.ts";
 import { runReplay } from "../run/run_replay.ts";
 import { sortedJson } from "../run/validate_results.ts";
-import { createDisplay, isCiValue, type LiveDisplay, resolveDisplayMode } from "./display.ts";
-import { out, useColor } from "./output.ts";
-import { onStopSignals } from "./signals.ts";
+import { out } from "./output.ts";
+import { openCommandSession } from "./command_session.ts";
 import { parseTaskCommandArgs, type TaskCommandArgs } from "./task_command_args.ts";
 
 /** The saved config of a run folder: `configs/<first>.json` (Python's `saved_config_path`). */
@@ -129,21 +125,11 @@ export async function replayCommand(argv: string[]): Promise<number> {
     await out(join(outDir, "configs", "replay.json"));
     return 0;
   }
-  const mode = resolveDisplayMode(config.display, {
-    stderrIsTTY: stderrIsTerminal(),
-    ci: isCiValue(getEnv("CI")),
+  const session = openCommandSession({
+    display: config.display,
+    stopping: "saving what is scored",
   });
-  const writeErr = (text: string) => writeStderr(redact(text));
-  let live: LiveDisplay | null = null;
-  const say = (line: string) => (live ? live.log(line) : writeErr(line + "\n"));
-  const ctrl = new AbortController();
-  let signalled = false;
-  const uninstall = onStopSignals((sig, n) => {
-    signalled = true;
-    if (n > 1) exitNow(130);
-    say(`${sig}: stopping — saving what is scored (${sig} again to exit at once)`);
-    ctrl.abort(new Error(`interrupted by ${sig}`));
-  });
+  const { mode } = session;
   try {
     const result = await runReplay(loaded, {
       source,
@@ -151,24 +137,21 @@ export async function replayCommand(argv: string[]): Promise<number> {
       cwd,
       numTraces,
       numRescores,
-      signal: ctrl.signal,
-      err: say,
+      signal: session.signal,
+      err: session.say,
       ...(mode === "json" || mode === "none" ? {} : {
         display: (init) =>
-          live = createDisplay(mode, {
+          session.display({
             header: [
               `vf replay · ${init.run.envId} · ${init.run.owed} scores (${init.run.tasks} tasks × ${numRescores}) · no sampling`,
               `source   ${source}`,
               `output   ${outDir}`,
             ],
             snapshot: init.snapshot,
-            write: writeErr,
-            color: useColor(),
-            columns: () => (process.stderr as { columns?: number }).columns || 100,
           }),
       }),
     });
-    live = null;
+    session.endDisplay();
     const s = result.summary;
     if (config.display === "json") await out(sortedJson(s));
     else if (config.display !== "none") {
@@ -186,6 +169,6 @@ export async function replayCommand(argv: string[]): Promise<number> {
     }
     return result.cancelled ? 130 : 0;
   } finally {
-    if (!signalled) uninstall();
+    session.close();
   }
 }

@@ -9,10 +9,7 @@
 import process from "node:process";
 import { resolve } from "node:path";
 import { ConfigError, InputError } from "../../kit/errors.ts";
-import { getAllEnv, getEnv } from "../../kit/_runtime/env.ts";
-import { exit as exitNow } from "../../kit/_runtime/exit.ts";
-import { stderrIsTerminal, writeStderr } from "../../kit/_runtime/tty.ts";
-import { redact } from "../../kit/secrets.ts";
+import { getAllEnv } from "../../kit/_runtime/env.ts";
 import { loadEvalConfig } from "../config/load_config.ts";
 import {
   runValidate,
@@ -22,9 +19,8 @@ import {
   type ValidateSettings,
 } from "../run/run_validate.ts";
 import { sortedJson } from "../run/validate_results.ts";
-import { createDisplay, isCiValue, type LiveDisplay, resolveDisplayMode } from "./display.ts";
-import { err, out, useColor } from "./output.ts";
-import { onStopSignals } from "./signals.ts";
+import { err, out } from "./output.ts";
+import { openCommandSession } from "./command_session.ts";
 import { parseTaskCommandArgs, type TaskCommandArgs } from "./task_command_args.ts";
 
 /** Exit code when some task's check did not pass. */
@@ -115,40 +111,27 @@ export async function validateCommand(argv: string[]): Promise<number> {
   const runDir = args.resumeDir !== undefined
     ? resolve(cwd, args.resumeDir)
     : resolve(cwd, config.output_dir, config.run.dir);
-  const mode = resolveDisplayMode(config.display, {
-    stderrIsTTY: stderrIsTerminal(),
-    ci: isCiValue(getEnv("CI")),
+  const session = openCommandSession({
+    display: config.display,
+    stopping: "cancelling checks in flight",
   });
-  const writeErr = (text: string) => writeStderr(redact(text));
-  let live: LiveDisplay | null = null;
-  const say = (line: string) => (live ? live.log(line) : writeErr(line + "\n"));
-  const ctrl = new AbortController();
-  let signalled = false;
-  const uninstall = onStopSignals((sig, n) => {
-    signalled = true;
-    if (n > 1) exitNow(130);
-    say(`${sig}: stopping — cancelling checks in flight (${sig} again to exit at once)`);
-    ctrl.abort(new Error(`interrupted by ${sig}`));
-  });
+  const { mode } = session;
   try {
     const checks = settings.mode === "all" ? "gold+setup" : settings.mode;
     const result = await runValidate(loaded, settings, {
       runDir,
       cwd,
-      signal: ctrl.signal,
-      err: say,
+      signal: session.signal,
+      err: session.say,
       ...(mode === "json" || mode === "none" ? {} : {
         display: (init) =>
-          live = createDisplay(mode, {
+          session.display({
             header: header({ taskset: init.run.envId, runtime: init.run.runtime, checks, runDir }),
             snapshot: init.snapshot,
-            write: writeErr,
-            color: useColor(),
-            columns: () => (process.stderr as { columns?: number }).columns || 100,
           }),
       }),
     });
-    live = null;
+    session.endDisplay();
     if (result.nothingToResume) await err(result.nothingToResume);
     if (config.display === "json") await out(sortedJson(result.summary));
     else if (config.display !== "none") await out(report(result, runDir).join("\n"));
@@ -157,6 +140,6 @@ export async function validateCommand(argv: string[]): Promise<number> {
       ? 0
       : INVALID_EXIT;
   } finally {
-    if (!signalled) uninstall();
+    session.close();
   }
 }
