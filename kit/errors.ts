@@ -48,6 +48,7 @@ export type ErrorCode =
   | "taskset_missing"
   | "taskset_infinite"
   | "taskset_load_invalid"
+  | "taskset_load_failed"
   | "no_tasks"
   | "judge_invalid"
   | "clean_outside_output"

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { InputError, PluginError } from "./errors.ts";
+import { errorMessage, InputError, PluginError, VerifiersError } from "./errors.ts";
 import type { TasksetFields } from "./common_keys.ts";
 import type { TasksetConfig, TasksetPlugin } from "./contract.ts";
 import { taskHash } from "./tasks/hash.ts";
@@ -61,14 +61,46 @@ function iterate(loaded: unknown, id: string): AsyncIterable<unknown> | Iterable
   );
 }
 
+/** A plugin's own failure while loading, as a typed error naming the taskset (exit 2). */
+function loadFailed(id: string, err: unknown): unknown {
+  if (err instanceof VerifiersError) return err;
+  return new PluginError(
+    "taskset_load_failed",
+    `taskset '${id}' failed to load its tasks: ${errorMessage(err)}`,
+    {
+      hint: "the error came from the taskset's load(): check its data source and its config keys",
+    },
+  );
+}
+
+async function loadFailure<T>(id: string, load: () => T | Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    throw loadFailed(id, err);
+  }
+}
+
+async function* withLoadFailures(
+  id: string,
+  items: AsyncIterable<unknown> | Iterable<unknown>,
+): AsyncGenerator<unknown> {
+  try {
+    for await (const item of items) yield item;
+  } catch (err) {
+    throw loadFailed(id, err);
+  }
+}
+
 async function* baseTasks(
   plugin: TasksetPlugin,
   config: TasksetConfig,
 ): AsyncGenerator<TaskData> {
   const override = typeof config.system_prompt === "string" ? config.system_prompt : null;
-  const loaded: unknown = await plugin.load(config);
+  const loaded: unknown = await loadFailure(plugin.id, () => plugin.load(config));
   let position = 0;
-  for await (const item of iterate(loaded, plugin.id)) {
+  const items = iterate(loaded, plugin.id);
+  for await (const item of withLoadFailures(plugin.id, items)) {
     if (item === null || typeof item !== "object" || Array.isArray(item)) {
       throw new PluginError(
         "taskset_load_invalid",

@@ -212,6 +212,35 @@ describe("TasksetView", () => {
     await assert.rejects(new TasksetView(worse, {}).toArray(), /non-object task at position 0/);
   });
 
+  it("turns a load() or a task source that throws into a typed error naming the taskset", async () => {
+    const throwing = (load: () => Iterable<TaskData> | AsyncIterable<TaskData>) =>
+      new TasksetView(
+        defineTaskset({ id: "flaky", description: "", config: z.object({}), load }),
+        {},
+      );
+    const cases = [
+      () => {
+        throw new Error("rows.jsonl: no such file");
+      },
+      () =>
+        (async function* () {
+          yield { prompt: "x" } as TaskData;
+          throw new Error("rows.jsonl: no such file");
+        })(),
+    ];
+    for (const load of cases) {
+      await assert.rejects(throwing(load).toArray(), (e: unknown) => {
+        assert.ok(e instanceof PluginError);
+        assert.equal(e.code, "taskset_load_failed");
+        assert.match(
+          e.message,
+          /taskset 'flaky' failed to load its tasks: rows\.jsonl: no such file/,
+        );
+        return true;
+      });
+    }
+  });
+
   it("refuses invalid head sizes and seeds, and collecting an infinite view", async () => {
     const view = new TasksetView(finite(3), {});
     assert.throws(() => view.head(-1), InputError);
