@@ -180,6 +180,21 @@ const CASES: Case[] = [
     expect: /dialects\.toml: client\.dialects: name at least one dialect the provider serves/,
   },
   {
+    name: "a runtime rule across keys, under --dry-run",
+    args: () => [
+      ...DRY,
+      "--env.agent.runtime.type",
+      "prime",
+      "--env.agent.runtime.timeout",
+      "60",
+      "--env.agent.runtime.idle_timeout",
+      "120",
+    ],
+    expect:
+      /runtime "prime": idle_timeout \(120s\) must not exceed the hard sandbox timeout \(60s\)/,
+    hint: /idle_timeout/,
+  },
+  {
     name: "a judge base_url that is not a URL",
     files: {
       "judge.toml": '[[env.taskset.task.judges]]\nid = "match"\nbase_url = "nope"\n',

@@ -363,6 +363,9 @@ export async function loadEvalConfig(
   config.client.base_url ??= defaultBaseUrl(options.env);
   config.env.agent.runtime.type = wireRuntimeType(config.env.agent.runtime.type);
   if (lock) await resolvePluggedModules(config, cwd, lock);
+  // the runtime's rules across keys (e.g. Prime's idle_timeout <= timeout), so that
+  // validate-config and --dry-run refuse what a run would
+  plugins.runtime?.check?.(config.env.agent.runtime);
   return {
     config,
     plugins: resolvedPlugins(plugins),

@@ -236,7 +236,6 @@ export async function runDebug(
   writeFileSync(join(outDir, "traces.jsonl"), "");
   const tracker = new RuntimeTracker();
   const plugin = tracker.wrap(loaded.plugins.runtime, { run: outDir, log: options.err });
-  loaded.plugins.runtime.check?.(config.env.agent.runtime);
   const writer = new TracesWriter(join(outDir, "traces.jsonl"));
   const infos: DebugInfo[] = new Array(tasks.length);
   let failure: unknown = null;

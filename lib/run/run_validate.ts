@@ -268,7 +268,6 @@ export async function runValidate(
   }
   const tracker = new RuntimeTracker();
   const plugin = tracker.wrap(loaded.plugins.runtime, { run: runDir, log: options.err });
-  loaded.plugins.runtime.check?.(config.env.agent.runtime);
   const started = Date.now();
   const kept = rows.length;
   const pool = newPoolStats();
