@@ -1,7 +1,8 @@
 /**
  * Platform shim: runs one program as a subprocess over `node:child_process` (the same
  * code path on Deno, Bun and Node). The child leads its own process group, so a timeout
- * or an abort kills the whole tree it started, grandchildren included.
+ * or an abort kills the whole tree it started, grandchildren included, even those that
+ * left the group.
  *
  * @module
  */
@@ -9,8 +10,8 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants } from "node:os";
-import process from "node:process";
 import { quote } from "../util/quote.ts";
+import { killTree } from "./process_tree.ts";
 
 /** Options of {@link spawnProgram}. */
 export interface SpawnProgramOptions {
@@ -186,17 +187,7 @@ export function spawnProgram(
     const kill = () => {
       if (settled) return;
       const pid = child.pid;
-      if (pid !== undefined) {
-        try {
-          process.kill(-pid, "SIGKILL");
-        } catch {
-          try {
-            child.kill("SIGKILL");
-          } catch {
-            // already gone
-          }
-        }
-      }
+      if (pid !== undefined) killTree(pid);
       // Output pipes may be held open by a process that left the group; do not wait forever.
       if (graceTimer === undefined) {
         graceTimer = setTimeout(() => {

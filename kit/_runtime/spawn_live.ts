@@ -7,10 +7,9 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
-import process from "node:process";
 import { Readable, Writable } from "node:stream";
+import { killTree } from "./process_tree.ts";
 
 /** How a live program ended: its exit code (128+N for signal N), or the failure to start. */
 export interface LiveExit {
@@ -105,18 +104,7 @@ export function spawnLive(argv: readonly string[], options: SpawnLiveOptions): L
   });
 
   const killGroup = () => {
-    const pid = child.pid;
-    if (pid === undefined) return;
-    // an agent's tool may leave the group (its own session, as pi's bash tool does): every
-    // descendant is found before any is killed (an orphan is reparented and lost to us)
-    const tree = descendants(pid);
-    for (const target of [-pid, pid, ...tree.flatMap((p) => [-p, p])]) {
-      try {
-        process.kill(target, "SIGKILL");
-      } catch {
-        // already gone, or not a group leader
-      }
-    }
+    if (child.pid !== undefined) killTree(child.pid);
   };
 
   return {
@@ -136,41 +124,4 @@ export function spawnLive(argv: readonly string[], options: SpawnLiveOptions): L
       return result;
     },
   };
-}
-
-/**
- * The processes descending from `root` (children, theirs, ...), read from `/proc`; empty
- * where there is no `/proc` (the process group is then all that is killed).
- */
-function descendants(root: number): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  const children = new Map<number, number[]>();
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, "utf8");
-    } catch {
-      continue; // exited meanwhile
-    }
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    const list = children.get(ppid);
-    if (list) list.push(Number(name));
-    else children.set(ppid, [Number(name)]);
-  }
-  const out: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    for (const c of children.get(queue.pop()!) ?? []) {
-      out.push(c);
-      queue.push(c);
-    }
-  }
-  return out;
 }
