@@ -171,9 +171,13 @@ describe("docker runtime in whole runs", { skip: skip ?? false }, () => {
     const names = new Set(listSandboxes().map((e) => e.name!).filter(Boolean));
     for (const n of names) ours.add(n);
     assert.ok(names.size >= IN_FLIGHT);
-    // a `docker run` the killed run had sent finishes on its own: let it land
-    await new Promise((r) => setTimeout(r, 1500));
-    const running = containersNamed(names);
+    // a `docker run` the killed run had sent finishes on its own: let it land (slowly, on a
+    // loaded engine)
+    let running = containersNamed(names);
+    for (const until = Date.now() + 30_000; running.length < IN_FLIGHT && Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 250));
+      running = containersNamed(names);
+    }
     assert.ok(running.length >= IN_FLIGHT, `${running.length} containers running`);
 
     const gc = await runCli(["sandboxes", "gc"], { env: { VF_CACHE_DIR: cache } });

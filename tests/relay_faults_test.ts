@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
 import { MANAGED_LABEL } from "../plugins/runtimes/docker/mod.ts";
+import { descendants } from "../kit/_runtime/process_tree.ts";
 import { at } from "./_assert.ts";
 import { containersLabelled, dockerSkipReason } from "./_docker.ts";
 import { evalInProcess } from "./_eval.ts";
@@ -26,29 +27,41 @@ let image: { tag: string; remove(): void };
 let fault: (container: string) => void = () => {};
 const release: (() => void)[] = [];
 
-/**
- * Processes whose command line names the relay's script: the relay itself (a container's
- * processes are seen from the host) and the host's `docker exec` of it; `which` picks one.
- */
-function hostRelays(which: "relay" | "session" | "any" = "any"): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
+/** Processes among `pids` whose command line names the relay's script. */
+function relayProcesses(pids: number[]): number[] {
+  return pids.filter((pid) => {
     try {
-      const cmd = readFileSync(`/proc/${name}/cmdline`, "utf8");
-      if (!cmd.includes("vf-relay-") || Number(name) === process.pid) continue;
-      const isRelay = !cmd.includes("exec\0-i");
-      if (which === "any" || (which === "relay") === isRelay) out.push(Number(name));
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("vf-relay-");
     } catch {
-      // exited meanwhile
+      return false; // exited meanwhile
     }
-  }
-  return out;
+  });
+}
+
+/**
+ * This test process's own `docker exec` sessions of the relay (its descendants only: the
+ * other suite, run at the same time, has relays of its own).
+ */
+function hostRelaySessions(): number[] {
+  return relayProcesses(descendants(process.pid));
+}
+
+/** The relay inside container `id`, seen from the host: the processes in its cgroup. */
+function containerRelays(id: string): number[] {
+  const inside = readdirSync("/proc").filter((name) => {
+    if (!/^\d+$/.test(name)) return false;
+    try {
+      return readFileSync(`/proc/${name}/cgroup`, "utf8").includes(id);
+    } catch {
+      return false; // exited meanwhile
+    }
+  });
+  return relayProcesses(inside.map(Number));
 }
 
 /** The container whose relay session is open: the id in that `docker exec`'s arguments. */
 function relayContainer(): string {
-  for (const pid of hostRelays("session")) {
+  for (const pid of hostRelaySessions()) {
     const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
     const id = args.find((a) => /^[0-9a-f]{64}$/.test(a));
     if (id !== undefined) return id;
@@ -82,11 +95,11 @@ after(async () => {
 });
 
 const faults: [string, (container: string) => void][] = [
-  ["the relay killed mid-stream", () => {
-    for (const pid of hostRelays("relay")) process.kill(pid, "SIGKILL");
+  ["the relay killed mid-stream", (c) => {
+    for (const pid of containerRelays(c)) process.kill(pid, "SIGKILL");
   }],
   ["the relay's command session dropped", () => {
-    for (const pid of hostRelays("session")) process.kill(pid, "SIGKILL");
+    for (const pid of hostRelaySessions()) process.kill(pid, "SIGKILL");
   }],
   ["the container removed under a call", (c) => {
     execFileSync("docker", ["rm", "--force", c], { stdio: "ignore" });
@@ -120,7 +133,7 @@ describe("faults of the model relay", { skip: skip ?? false }, () => {
       const id = t.agent.runtime.id;
       assert.ok(id !== null);
       assert.equal(containersLabelled(`${MANAGED_LABEL}=1`).includes(id), false);
-      assert.deepEqual(hostRelays(), []);
+      assert.deepEqual(hostRelaySessions(), []);
     });
   }
 });

@@ -25,7 +25,7 @@ export function killTree(pid: number): void {
  * The processes descending from `root` (children, theirs, ...), read from `/proc`; empty
  * where there is no `/proc` (the process group is then all that is killed).
  */
-function descendants(root: number): number[] {
+export function descendants(root: number): number[] {
   let entries: string[];
   try {
     entries = readdirSync("/proc");
