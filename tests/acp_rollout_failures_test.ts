@@ -102,17 +102,38 @@ rollout = ${seconds}
   }
 }
 
-/** Command lines of the live processes that contain `needle`. */
+/** A process's parent and command line, or null once it is gone. */
+function procInfo(pid: number): { ppid: number; cmdline: string } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return { ppid, cmdline: readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ") };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a process belongs to another test suite running at the same time (the Deno and
+ * Bun suites run side by side): it descends from a live test runner that is not this one.
+ * Ours, and orphans of anyone (what a leak leaves), count.
+ */
+function anotherSuites(pid: number): boolean {
+  for (let p = procInfo(pid)?.ppid ?? 0; p > 1; p = procInfo(p)?.ppid ?? 0) {
+    if (p === process.pid) return false;
+    if (/\b(deno|bun)(\.exe)? test\b/.test(procInfo(p)?.cmdline ?? "")) return true;
+  }
+  return false;
+}
+
+/** Command lines of the live processes that contain `needle` (not another suite's). */
 function processesWith(needle: string): string[] {
   const found: string[] = [];
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-      if (cmdline.includes(needle)) found.push(`${pid}: ${cmdline}`);
-    } catch {
-      // gone meanwhile
-    }
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!/^\d+$/.test(name) || pid === process.pid) continue;
+    const cmdline = procInfo(pid)?.cmdline;
+    if (cmdline?.includes(needle) && !anotherSuites(pid)) found.push(`${pid}: ${cmdline}`);
   }
   return found;
 }
