@@ -27,8 +27,16 @@ export interface StreamCall {
   reply: WireReply;
   session: Session;
   response: ProviderStreamResponse;
-  /** Records the answer. */
-  commit(outcome: DialectOutcome): void;
+  /** Records the answer (`finish`: the trace's finish reason, when set here). */
+  commit(outcome: DialectOutcome, finish?: "stop"): void;
+  /**
+   * Set when the task's response hooks must see the answer first: the stream is held until
+   * it ended, then goes on unchanged, is replaced (`events`, the answer `outcome`), or was
+   * answered already (null: an error or a stop, the call recorded).
+   */
+  hold?(
+    read: DialectOutcome,
+  ): Promise<"unchanged" | null | { outcome: DialectOutcome; events: string }>;
   /** Records the call's failure. */
   fail(err: ProviderError): void;
   /** Records a call cut off by its session's end. */
@@ -64,11 +72,13 @@ export async function relayStream(
     "content-type": response.headers["content-type"] ?? "text/event-stream",
     "cache-control": "no-cache",
   };
-  reply.head(response.status, headers);
+  // held for the response hooks: nothing reaches the program before they ran
+  const held = call.hold !== undefined;
+  if (!held) reply.head(response.status, headers);
   const written: (string | Uint8Array)[] = [];
   const write = (chunk: string | Uint8Array) => {
     written.push(chunk);
-    reply.write(chunk);
+    if (!held) reply.write(chunk);
   };
   if (translation !== null) write(translation.renderer.start().join(""));
   const splitter = new SseSplitter();
@@ -158,6 +168,19 @@ export async function relayStream(
     return null;
   }
   const outcome = reader.result();
+  if (held) {
+    const verdict = await call.hold!(
+      translation === null ? outcome : translation.recorded(outcome),
+    );
+    if (verdict === null) return null;
+    reply.head(response.status, headers);
+    if (verdict !== "unchanged") {
+      call.commit(verdict.outcome, "stop");
+      reply.end(verdict.events);
+      return { status: response.status, headers, body: verdict.events };
+    }
+    for (const chunk of written) reply.write(chunk);
+  }
   if (translation === null) {
     call.commit(outcome);
     write(done!);
