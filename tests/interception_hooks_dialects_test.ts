@@ -146,6 +146,15 @@ describe("interception hooks in every dialect", () => {
         assert.equal(trace.calls[0]?.finish_reason, "stop");
       });
 
+      it(`passes an answer no hook changed on whole (${how})`, async () => {
+        const noop = { name: "noop", fn: () => null };
+        const { text, error, trace } = await run(dialect, stream, hooks({ response: [noop] }));
+        assert.equal(error, null, error?.message);
+        assert.equal(text, REPLY);
+        assert.deepEqual(trace.response_rewrites, []);
+        assert.equal(trace.nodes.filter((n) => n.sampled)[0]?.message.content, REPLY);
+      });
+
       it(`stops the rollout on a response (${how})`, async () => {
         const stop = { name: "said_block", fn: () => true };
         const { text, error, trace } = await run(
@@ -216,6 +225,42 @@ describe("interception hooks in every dialect", () => {
       await chatOnly.close();
       client.close();
       await fake.close();
+    }
+  });
+
+  it("relays a held stream no hook changed whole, its terminal event included", async () => {
+    const trace: SessionTrace = {
+      id: "hd-raw",
+      nodes: [],
+      calls: [],
+      tools: [],
+      stop_condition: null,
+    };
+    const noop = { name: "noop", fn: () => null };
+    const session = server.open({
+      trace,
+      model: "m",
+      sampling: {},
+      client: clients.chat!,
+      limits: {},
+      hooks: hooks({ response: [noop] }),
+    });
+    try {
+      const res = await fetch(`${session.endpoint}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${session.secret}` },
+        body: JSON.stringify({
+          model: "p",
+          messages: [{ role: "user", content: "hi" }],
+          stream: true,
+        }),
+      });
+      const body = await res.text();
+      assert.equal(res.status, 200);
+      assert.match(body, /"content":"BLOCK "/);
+      assert.match(body, /data: \[DONE\]\s*$/);
+    } finally {
+      session.close();
     }
   });
 

@@ -73,12 +73,19 @@ export async function relayStream(
     "cache-control": "no-cache",
   };
   // held for the response hooks: nothing reaches the program before they ran
-  const held = call.hold !== undefined;
+  let held = call.hold !== undefined;
   if (!held) reply.head(response.status, headers);
   const written: (string | Uint8Array)[] = [];
   const write = (chunk: string | Uint8Array) => {
     written.push(chunk);
     if (!held) reply.write(chunk);
+  };
+  /** Sends what was held, and what comes next as it comes. */
+  const release = () => {
+    if (!held) return;
+    held = false;
+    reply.head(response.status, headers);
+    for (const chunk of written) reply.write(chunk);
   };
   if (translation !== null) write(translation.renderer.start().join(""));
   const splitter = new SseSplitter();
@@ -148,6 +155,7 @@ export async function relayStream(
     return null;
   }
   if (upstreamError !== null) {
+    release();
     call.fail(new ProviderError(`provider stream reported an error: ${upstreamError}`, 502));
     if (translation !== null) write(translation.renderer.error(upstreamError).join(""));
     reply.end();
@@ -173,13 +181,13 @@ export async function relayStream(
       translation === null ? outcome : translation.recorded(outcome),
     );
     if (verdict === null) return null;
-    reply.head(response.status, headers);
     if (verdict !== "unchanged") {
+      reply.head(response.status, headers);
       call.commit(verdict.outcome, "stop");
       reply.end(verdict.events);
       return { status: response.status, headers, body: verdict.events };
     }
-    for (const chunk of written) reply.write(chunk);
+    release();
   }
   if (translation === null) {
     call.commit(outcome);
