@@ -35,6 +35,11 @@ describe("interception hooks with a scripted model", () => {
         : { tool_calls: [{ name: "bash", arguments: { command: "rm keep.txt" } }] };
     }
     if (user.includes("Say STOP")) return "STOP now";
+    if (user.includes("Print the word")) {
+      return msgs.some((m) => m.role === "tool")
+        ? "printed"
+        : { tool_calls: [{ name: "bash", arguments: { command: "echo forbidden" } }] };
+    }
     return `you said: ${user}`;
   };
   before(async () => {
@@ -84,6 +89,20 @@ describe("interception hooks with a scripted model", () => {
     assert.equal(numTurns(t), 1);
     assert.equal(lastMessages(t).at(-1)?.content, "STOP now");
     assert.deepEqual(t.response_rewrites, []);
+  });
+  it("stops the rollout on a tool result: it is recorded, the model never sees it", () => {
+    const t = byIdx(traces, 3);
+    assert.deepEqual(t.errors, []);
+    assert.equal(t.stop_condition, "leaked");
+    assert.equal(numTurns(t), 1);
+    const last = t.nodes.at(-1)!;
+    assert.equal(last.message.role, "tool");
+    assert.match(String(last.message.content), /forbidden/);
+    assert.equal(last.sampled, false);
+    const seen = fake.requests.map((r) => JSON.stringify(r.body.messages))
+      .filter((m) => m.includes("Print the word"));
+    assert.equal(seen.length, 1);
+    assert.ok(!seen[0]!.includes('"role":"tool"'), "the model saw the tool result");
   });
 });
 
