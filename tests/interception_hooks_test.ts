@@ -104,6 +104,12 @@ describe("interception hooks with a scripted model", () => {
     assert.equal(seen.length, 1);
     assert.ok(!seen[0]!.includes('"role":"tool"'), "the model saw the tool result");
   });
+  it("fails the rollout with a TaskError when a hook throws", () => {
+    const t = byIdx(traces, 4);
+    assert.equal(t.ok, false);
+    assert.equal(t.errors[0]?.type, "TaskError");
+    assert.match(t.errors[0]?.message ?? "", /response interception failed: Error: the hook broke/);
+  });
 });
 
 describe("the bash-interception taskset", () => {

@@ -74,6 +74,7 @@ export async function requestBoundary(
   if (verdict.stopped !== null) {
     // the prompt is recorded, never sent (Python's `commit_prompt`)
     addMessages(trace.nodes, verdict.value.messages);
+    if (tools !== null) trace.tools = tools;
     consumePrepared(session.prepared, verdict.value.messages);
     refuse(verdict.stopped);
     return null;
