@@ -26,6 +26,7 @@ const byIdx = (traces: Trace[], idx: number) =>
 describe("interception hooks with a scripted model", () => {
   let fake: Fake;
   let traces: Trace[] = [];
+  let lines: string[] = [];
   const script = (body: Record<string, unknown>): FakeReply | string => {
     const msgs = body.messages as { role: string; content: unknown }[];
     const user = JSON.stringify(msgs.filter((m) => m.role === "user"));
@@ -45,7 +46,7 @@ describe("interception hooks with a scripted model", () => {
   before(async () => {
     process.env.VF_TEST_KEY = "sk-hooks-secret";
     fake = await startFakeOpenAI({ apiKey: "sk-hooks-secret", script: (b) => script(b) });
-    const { episodes } = await evalInProcess([
+    const { episodes, lines: written } = await evalInProcess([
       FIXTURE,
       "-m",
       "m",
@@ -55,6 +56,7 @@ describe("interception hooks with a scripted model", () => {
       "VF_TEST_KEY",
     ]);
     traces = episodes.map((e) => at(e.traces, 0));
+    lines = written;
   });
   after(() => fake.close());
 
@@ -104,6 +106,15 @@ describe("interception hooks with a scripted model", () => {
     assert.equal(seen.length, 1);
     assert.ok(!seen[0]!.includes('"role":"tool"'), "the model saw the tool result");
   });
+  it("writes lines Python's WireEpisode takes, rewrites and boundary stops included", (t) => {
+    assert.ok(lines.some((l) => l.includes('"request_rewrites":[{"handler":"redact"}]')));
+    const why = realPythonUnavailable();
+    if (why) return void t.skip(`the real Python v1 models: ${why}`);
+    const answers = runRealPython(lines.map((l) => ({ kind: "episode", value: JSON.parse(l) })));
+    assert.equal(answers.length, lines.length);
+    for (const a of answers) assert.ok(a.ok, a.error);
+  });
+
   it("fails the rollout with a TaskError when a hook throws", () => {
     const t = byIdx(traces, 4);
     assert.equal(t.ok, false);
