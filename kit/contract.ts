@@ -19,6 +19,7 @@ import type { TaskData } from "./tasks/task_data.ts";
 import type { Message, Trace } from "./trace/types.ts";
 import type { EnvPlugin } from "./env_contract.ts";
 import type { JudgePlugin } from "./judge_contract.ts";
+import type { InterceptHook, RequestStopHook, ResponseStopHook } from "./intercept.ts";
 
 /** Every plugin kind, in display order. */
 export const PLUGIN_KINDS = ["taskset", "harness", "judge", "runtime", "env"] as const;
@@ -108,10 +109,15 @@ export interface MetricHook<C = TasksetConfig> {
 
 /** A stop hook: checked before each model call; true stops the rollout under its name. */
 export interface StopHook<C = TasksetConfig> {
+  /** Checks the trace (the default); see kit/intercept.ts for request and response stops. */
+  on?: "trace";
   fn(ctx: HookContext<C>): boolean | Promise<boolean>;
   /** @default 0 */
   priority?: number;
 }
+
+/** Any stop: on the trace before each call, or on a model request or response. */
+export type AnyStopHook<C = TasksetConfig> = StopHook<C> | RequestStopHook<C> | ResponseStopHook<C>;
 
 /** How the oracle model solves a task: a text answer, or shell commands then an answer. */
 export interface Solution {
@@ -131,7 +137,9 @@ export interface TaskHooks<C = TasksetConfig> {
   validate?(ctx: HookContext<C>): Promise<boolean>;
   rewards?: Record<string, RewardHook<C>>;
   metrics?: Record<string, MetricHook<C>>;
-  stops?: Record<string, StopHook<C>>;
+  stops?: Record<string, AnyStopHook<C>>;
+  /** Rewrite model requests and responses (kit/intercept.ts), by name. */
+  intercepts?: Record<string, InterceptHook<C>>;
   /** The reference solution, used by the oracle model. */
   solution?(task: TaskData, config: C): Solution;
   /** Durable task key; defaults to the task hash. */

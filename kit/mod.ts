@@ -28,6 +28,7 @@ export {
   PLUGIN_KINDS,
 } from "./contract.ts";
 export type {
+  AnyStopHook,
   BuiltinCatalog,
   ConfigSchema,
   HarnessCapabilities,
@@ -59,6 +60,18 @@ export type {
   TasksetConfig,
   TasksetPlugin,
 } from "./contract.ts";
+export { TOOL_HOOK_PATH } from "./intercept.ts";
+export type {
+  InterceptedRequest,
+  InterceptedResponse,
+  InterceptHook,
+  Replacement,
+  RequestIntercept,
+  RequestStopHook,
+  ResponseIntercept,
+  ResponseStopHook,
+  ToolHookVerdict,
+} from "./intercept.ts";
 export { defineEnv, envClassName, recordMetric } from "./env_contract.ts";
 export type {
   EnvAgent,
@@ -90,8 +103,17 @@ export { addSecret } from "./secrets.ts";
 export { promptText } from "./tasks/task_data.ts";
 export type { TaskData, TaskResources, TaskTimeout } from "./tasks/task_data.ts";
 export { seededRandom } from "./taskset_view.ts";
-export type { Episode, Message, MessageNode, ModelCall, Trace, Usage } from "./trace/types.ts";
-export { lastReply, numTurns, traceReward } from "./trace/derived.ts";
+export type {
+  Episode,
+  Message,
+  MessageNode,
+  ModelCall,
+  ToolCall,
+  ToolSpec,
+  Trace,
+  Usage,
+} from "./trace/types.ts";
+export { lastMessages, lastReply, numTurns, traceReward } from "./trace/derived.ts";
 export { TIMEOUT_EXIT_CODE } from "./runtime/runtime.ts";
 export type {
   ProcessExit,

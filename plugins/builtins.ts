@@ -11,6 +11,7 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
   modules: {
     taskset: {
       "addition": () => import("./tasksets/addition/mod.ts"),
+      "bash-interception": () => import("./tasksets/bash-interception/mod.ts"),
       "echo": () => import("./tasksets/echo/mod.ts"),
       "jsonl": () => import("./tasksets/jsonl/mod.ts"),
       "reverse-text": () => import("./tasksets/reverse-text/mod.ts"),

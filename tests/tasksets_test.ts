@@ -107,7 +107,9 @@ describe("echo taskset", () => {
 
   it("stops after one model turn", async () => {
     const task = at(await tasksOf(echo), 0);
-    const stop = defined(echo.stops?.single_turn, "echo's single_turn stop").fn;
+    const hook = defined(echo.stops?.single_turn, "echo's single_turn stop");
+    if (hook.on === "request" || hook.on === "response") assert.fail("a trace stop");
+    const stop = hook.fn;
     assert.equal(
       await stop(hookContext(task, traceWithMessages([{ role: "user", content: "x" }]))),
       false,

@@ -18,6 +18,7 @@ import type { Message } from "../trace/types.ts";
 import type { ChatToolSpec, HostTool } from "./tools.ts";
 import { sleep } from "../util/sleep.ts";
 import { wireFetchText } from "../wire/in_process.ts";
+import { TOOL_HOOK_PATH } from "../intercept.ts";
 import {
   CHAT_COMPLETIONS_PATH,
   type ChatMessage,
@@ -45,6 +46,12 @@ export interface ChatLoopOptions {
   maxRetries?: number;
   /** Delay before the first retry in ms; doubles per retry. @default 500 */
   retryDelayMs?: number;
+  /**
+   * Send each tool call's result through the task's hooks (the interception server's
+   * `/tool` route, kit/intercept.ts): before running it (a hook may block it by supplying the
+   * result) and after (a hook may replace the result). @default false
+   */
+  toolHooks?: boolean;
 }
 
 /** Longest error body kept in the result's stderr. */
@@ -82,10 +89,68 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<ProgramResu
     }
     for (const call of calls) {
       options.signal.throwIfAborted();
-      const { id, content } = await runToolCall(call, byName, options.signal);
-      messages.push({ role: "tool", tool_call_id: id, content });
+      const hook = options.toolHooks ? toolHook(options) : null;
+      const callId = (call as { id?: unknown } | null)?.id;
+      let result: { id: string; content: string } | null = null;
+      if (hook !== null && typeof callId === "string") {
+        const before = await hook("before", { id: callId, content: "" });
+        if (before.action === "stop") return before.result;
+        if (before.action === "rewrite") result = { id: callId, content: before.content };
+      }
+      if (result === null) {
+        result = await runToolCall(call, byName, options.signal);
+        if (hook !== null) {
+          const after = await hook("after", result);
+          if (after.action === "stop") return after.result;
+          if (after.action === "rewrite") result = { id: result.id, content: after.content };
+        }
+      }
+      messages.push({ role: "tool", tool_call_id: result.id, content: result.content });
     }
   }
+}
+
+type HookAnswer =
+  | { action: "allow" }
+  | { action: "rewrite"; content: string }
+  | { action: "stop"; result: ProgramResult };
+
+/** Posts tool results to the interception server's tool hook route. */
+function toolHook(options: ChatLoopOptions) {
+  const url = options.endpoint.replace(/\/+$/, "").replace(/\/v1$/, "") + TOOL_HOOK_PATH;
+  return async (
+    phase: "before" | "after",
+    result: { id: string; content: string },
+  ): Promise<HookAnswer> => {
+    const res = await wireFetchText(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "authorization": `Bearer ${options.secret}` },
+      body: JSON.stringify({
+        phase,
+        message: { role: "tool", tool_call_id: result.id, content: result.content },
+      }),
+      signal: options.signal,
+    });
+    const stop = (why: string): HookAnswer => ({
+      action: "stop",
+      result: { exitCode: 1, stdout: "", stderr: why },
+    });
+    // an endpoint that serves no tool hooks (not an interception server) lets every call run
+    if (res.status === 404 || res.status === 405) return { action: "allow" };
+    if (res.status !== 200) {
+      return stop(`${res.status} ${errorMessageOf(res.text, MAX_ERROR_CHARS)}`);
+    }
+    const verdict = (res.json ?? JSON.parse(res.text)) as {
+      action?: string;
+      reason?: string | null;
+      message?: { content?: unknown };
+    };
+    if (verdict.action === "stop") return stop(`400 rollout stopped: ${verdict.reason ?? ""}`);
+    if (verdict.action === "rewrite" && typeof verdict.message?.content === "string") {
+      return { action: "rewrite", content: verdict.message.content };
+    }
+    return { action: "allow" };
+  };
 }
 
 type PostResult = { ok: true; message: ChatMessage } | { ok: false; error: string };

@@ -191,6 +191,12 @@ export interface Dialect {
   refuse?(path: string): DialectAnswer | null;
   /** Reads a program's parsed JSON body; a string is the reason it is not a valid request. */
   parseRequest(json: unknown): DialectRequest | string;
+  /**
+   * The request with the messages an interception hook rewrote (same count and roles), its
+   * body rewritten to match; a string is why it cannot be. Absent: a rewritten request goes
+   * upstream translated (see lib/interception/translate.ts).
+   */
+  rewriteRequest?(request: DialectRequest, messages: Message[]): DialectRequest | string;
   /** Builds the upstream body: the run's model and sampling over the program's. */
   prepare(
     request: DialectRequest,

@@ -15,25 +15,21 @@ import type {
   Dialect,
   DialectOutcome,
   DialectRequest,
+  TraceFinishReason,
   UpstreamCall,
 } from "../../kit/wire/dialect.ts";
 import { sendJson, type WireReply, type WireRequest } from "../../kit/wire/http.ts";
 import { normalizeFinishReason } from "../dialects/chat/codec.ts";
 import { commitTurn } from "./graph.ts";
+import { consumePrepared } from "./hooks.ts";
+import { requestBoundary, responseHooks } from "./call_hooks.ts";
 import type { ProviderClient, ProviderResponse } from "../clients/provider_client.ts";
 import { relayHeaders, upstreamHeaders } from "./headers.ts";
+import { drain, parseJsonOrNull, relayStream, type StreamCall } from "./relay.ts";
 import {
-  drain,
-  parseJsonOrNull,
-  relayStream,
-  type StreamCall,
-  type StreamTranslation,
-} from "./relay.ts";
-import {
-  programOutcome,
   providerDialect,
-  recordedOutcome,
-  renderMeta,
+  streamTranslation,
+  translatedAnswer,
   translateRequest,
 } from "./translate.ts";
 import {
@@ -143,6 +139,10 @@ export async function handleCall(
     if (name) return refuse(name);
   }
 
+  // the task's request hooks and stops (call_hooks.ts): a rewrite goes upstream, a stop ends here
+  const hooked = await requestBoundary(ctx, dialect, session, request, auxiliary, fail, refuse);
+  if (hooked === null) return;
+
   let settle: (r: Recorded | null) => void = () => {};
   const replay = new Promise<Recorded | null>((resolve) => (settle = resolve));
   session.replays.set(replayKey, replay);
@@ -151,7 +151,7 @@ export async function handleCall(
   }
   let recorded: Recorded | null = null;
   try {
-    recorded = await exchange(ctx, dialect, req, reply, session, request, auxiliary);
+    recorded = await exchange(ctx, dialect, req, reply, session, hooked, auxiliary);
   } finally {
     settle(recorded);
     if (!recorded && session.replays.get(replayKey) === replay) session.replays.delete(replayKey);
@@ -165,14 +165,15 @@ async function exchange(
   req: WireRequest,
   reply: WireReply,
   session: Session,
-  request: DialectRequest,
+  { sent: request, rewritten }: { sent: DialectRequest; rewritten: boolean },
   auxiliary: string | null,
 ): Promise<Recorded | null> {
   const { trace, model, sampling, client } = session.options;
   // usage of streamed calls is asked for, unless the provider said it takes no such option
   const asksUsage = !ctx.refuseStreamUsage.has(client);
-  // the provider's dialect: the program's own when served, else the call is translated
-  const provider = providerDialect(dialect, ctx.providerDialects);
+  // the provider's dialect: the program's own when served, else the call is translated (as
+  // is a request a hook rewrote in a dialect that cannot say it again: call_hooks.ts)
+  const provider = providerDialect(dialect, ctx.providerDialects, rewritten);
   const translated = provider !== dialect;
   const options = { streamUsage: asksUsage };
   const prepared = translated
@@ -209,14 +210,16 @@ async function exchange(
     ctx.log("warn", `model call of trace ${trace.id} failed: ${err.message}`);
     session.finish(entry, traceErrorRecord("ProviderError", err.message, err.statusCode ?? null));
   };
-  const commit = (outcome: DialectOutcome) => {
+  const commit = (outcome: DialectOutcome, finish?: TraceFinishReason) => {
     if (session.closed) return;
-    call.finish_reason = (provider.finishReason ?? normalizeFinishReason)(outcome.finishReason);
+    call.finish_reason = finish ??
+      (provider.finishReason ?? normalizeFinishReason)(outcome.finishReason);
     if (outcome.finishReason !== null && call.finish_reason === null) {
       call.native_finish_reason = outcome.finishReason;
     }
     call.usage = outcome.usage;
     call.node = commitTurn(trace.nodes, request.messages, outcome.message);
+    consumePrepared(session.prepared, request.messages);
     if (upstream.tools !== null) trace.tools = upstream.tools;
     session.finish(entry);
   };
@@ -226,6 +229,11 @@ async function exchange(
     else reply.destroy();
     return null;
   };
+  // the task's response hooks and stops (call_hooks.ts), before the program gets the answer
+  const held = responseHooks(
+    { ctx, session, entry, dialect, provider, model, reply, commit },
+    auxiliary,
+  );
 
   // A new attempt clears the last one's error: only an error that no later call
   // repaired fails the rollout (verifiers/v1/interception/server.py@a60a606).
@@ -341,12 +349,13 @@ async function exchange(
         return null;
       }
       const headers = { ...relayHeaders(response.headers), "content-type": "application/json" };
+      if (held) {
+        const done = await held.json(outcome, translated, response.status, headers, closedMidway);
+        if (done !== "unchanged") return done;
+      }
       if (translated) {
-        const rendered = dialect.renderResponse(
-          programOutcome(provider, outcome),
-          renderMeta(dialect, model),
-        );
-        commit(recordedOutcome(dialect, rendered, outcome));
+        const { rendered, recorded } = translatedAnswer(dialect, provider, model, outcome);
+        commit(recorded);
         const body = redact(JSON.stringify(rendered));
         sendJson(reply, response.status, body, headers);
         return { status: response.status, headers, body };
@@ -370,23 +379,12 @@ async function exchange(
       fail,
       closedMidway,
       terminalEvent,
+      ...(held ? { hold: (read: DialectOutcome) => held.stream(read, closedMidway) } : {}),
     };
     if (!translated || !dialect.streamRenderer) {
       return await relayStream(stream, provider.streamReader(upstream.relayUsage));
     }
-    const meta = renderMeta(dialect, model);
-    const translation: StreamTranslation = {
-      renderer: dialect.streamRenderer(meta),
-      pending: [],
-      outcome: (read) => programOutcome(provider, read),
-      recorded: (read) =>
-        recordedOutcome(
-          dialect,
-          dialect.renderResponse(programOutcome(provider, read), meta),
-          read,
-        ),
-    };
-    const reader = provider.streamReader(false, (d) => translation.pending.push(d));
+    const { translation, reader } = streamTranslation(dialect, provider, model);
     return await relayStream(stream, reader, translation);
   } catch (err) {
     if (session.closed) return closedMidway();

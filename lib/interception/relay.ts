@@ -27,8 +27,16 @@ export interface StreamCall {
   reply: WireReply;
   session: Session;
   response: ProviderStreamResponse;
-  /** Records the answer. */
-  commit(outcome: DialectOutcome): void;
+  /** Records the answer (`finish`: the trace's finish reason, when set here). */
+  commit(outcome: DialectOutcome, finish?: "stop"): void;
+  /**
+   * Set when the task's response hooks must see the answer first: the stream is held until
+   * it ended, then goes on unchanged, is replaced (`events`, the answer `outcome`), or was
+   * answered already (null: an error or a stop, the call recorded).
+   */
+  hold?(
+    read: DialectOutcome,
+  ): Promise<"unchanged" | null | { outcome: DialectOutcome; events: string }>;
   /** Records the call's failure. */
   fail(err: ProviderError): void;
   /** Records a call cut off by its session's end. */
@@ -64,11 +72,20 @@ export async function relayStream(
     "content-type": response.headers["content-type"] ?? "text/event-stream",
     "cache-control": "no-cache",
   };
-  reply.head(response.status, headers);
+  // held for the response hooks: nothing reaches the program before they ran
+  let held = call.hold !== undefined;
+  if (!held) reply.head(response.status, headers);
   const written: (string | Uint8Array)[] = [];
   const write = (chunk: string | Uint8Array) => {
     written.push(chunk);
-    reply.write(chunk);
+    if (!held) reply.write(chunk);
+  };
+  /** Sends what was held, and what comes next as it comes. */
+  const release = () => {
+    if (!held) return;
+    held = false;
+    reply.head(response.status, headers);
+    for (const chunk of written) reply.write(chunk);
   };
   if (translation !== null) write(translation.renderer.start().join(""));
   const splitter = new SseSplitter();
@@ -138,6 +155,7 @@ export async function relayStream(
     return null;
   }
   if (upstreamError !== null) {
+    release();
     call.fail(new ProviderError(`provider stream reported an error: ${upstreamError}`, 502));
     if (translation !== null) write(translation.renderer.error(upstreamError).join(""));
     reply.end();
@@ -158,6 +176,19 @@ export async function relayStream(
     return null;
   }
   const outcome = reader.result();
+  if (held) {
+    const verdict = await call.hold!(
+      translation === null ? outcome : translation.recorded(outcome),
+    );
+    if (verdict === null) return null;
+    if (verdict !== "unchanged") {
+      reply.head(response.status, headers);
+      call.commit(verdict.outcome, "stop");
+      reply.end(verdict.events);
+      return { status: response.status, headers, body: verdict.events };
+    }
+    release();
+  }
   if (translation === null) {
     call.commit(outcome);
     write(done!);

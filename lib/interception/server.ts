@@ -24,6 +24,12 @@ import { ALL_DIALECTS } from "../dialects/mod.ts";
 import { handleCall, sendError, type ServerContext } from "./call.ts";
 import { rolloutSecret } from "./headers.ts";
 import { handlePassthrough } from "./passthrough.ts";
+import { interceptToolResult } from "./hooks.ts";
+import { TOOL_HOOK_PATH } from "../../kit/intercept.ts";
+import { TaskError } from "../../kit/errors.ts";
+import type { Message } from "../../kit/trace/types.ts";
+
+const decoder = new TextDecoder();
 import { type InterceptionSession, Session, type SessionOptions } from "./session.ts";
 
 /** A log callback (the library never prints). */
@@ -144,9 +150,65 @@ class InterceptionRouter {
     }
   };
 
+  /**
+   * A harness's tool result through the task's hooks (Python's `/tool` route,
+   * verifiers/v1/interception/server.py@a60a606): `{action: allow | rewrite | stop}`.
+   */
+  async #toolHook(...[req, reply]: Parameters<WireHandler>): Promise<void> {
+    if (req.method !== "POST") {
+      req.discard();
+      return sendJson(reply, 405, { error: `Method ${req.method} not allowed on ${req.path}` });
+    }
+    const secret = rolloutSecret(req.headers);
+    const session = secret === null ? undefined : this.sessions.get(secret);
+    if (!session || session.closed) {
+      req.discard();
+      return sendJson(reply, session ? 409 : 401, {
+        error: session ? "rollout concluded" : "unauthorized",
+      });
+    }
+    const { trace, hooks } = session.options;
+    const stopped = session.stopCondition ?? trace.stop_condition;
+    if (stopped !== null) {
+      req.discard();
+      return sendJson(reply, 200, { action: "stop", reason: stopped });
+    }
+    const raw = await req.body(MAX_TOOL_HOOK_BYTES);
+    let parsed: ReturnType<typeof toolHookBody>;
+    try {
+      parsed = raw === null ? "body too large" : toolHookBody(JSON.parse(decoder.decode(raw)));
+    } catch {
+      parsed = "the body is not JSON";
+    }
+    if (typeof parsed === "string") return sendJson(reply, 400, { error: parsed });
+    if (!hooks || (hooks.request.length === 0 && hooks.requestStops.length === 0)) {
+      return sendJson(reply, 200, { action: "allow" });
+    }
+    try {
+      const verdict = await interceptToolResult(
+        {
+          hooks,
+          nodes: trace.nodes,
+          tools: trace.tools.length > 0 ? trace.tools : null,
+          prepared: session.prepared,
+          recordRewrites: (names) => session.recordRewrites("request", names),
+          stop: (condition) => session.stop(condition),
+        },
+        parsed.phase,
+        parsed.message,
+      );
+      sendJson(reply, 200, verdict);
+    } catch (err) {
+      const e = err instanceof TaskError ? err : new TaskError(String(err));
+      session.hookError ??= e;
+      sendJson(reply, 400, { error: e.message });
+    }
+  }
+
   async #route(...[req, reply]: Parameters<WireHandler>): Promise<void> {
     const main = this.#dialects[0]!;
     const path = req.path;
+    if (path === TOOL_HOOK_PATH) return await this.#toolHook(req, reply);
     let dialect: Dialect = main;
     let route: DialectRoute | undefined;
     for (const d of this.#dialects) {
@@ -193,6 +255,24 @@ class InterceptionRouter {
     if (route.relay) return await handlePassthrough(this.#ctx, dialect, req, reply, session);
     await handleCall(this.#ctx, dialect, req, reply, session);
   }
+}
+
+/** The largest tool hook body read. */
+const MAX_TOOL_HOOK_BYTES = 64 * 1024 * 1024;
+
+/** Reads a tool hook's `{phase, message}`, or says why it is not one. */
+function toolHookBody(
+  json: unknown,
+): { phase: "before" | "after"; message: Extract<Message, { role: "tool" }> } | string {
+  const b = json as { phase?: unknown; message?: Record<string, unknown> } | null;
+  if (b === null || typeof b !== "object") return "a tool hook is a JSON object";
+  if (b.phase !== "before" && b.phase !== "after") return "phase must be 'before' or 'after'";
+  const m = b.message;
+  if (
+    typeof m !== "object" || m === null || m.role !== "tool" ||
+    typeof m.tool_call_id !== "string" || typeof m.content !== "string"
+  ) return "message must be a tool message with a tool_call_id and text content";
+  return { phase: b.phase, message: m as Extract<Message, { role: "tool" }> };
 }
 
 /** Starts the interception server on 127.0.0.1 (OS-chosen port) unless told otherwise. */

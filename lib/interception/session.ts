@@ -5,8 +5,14 @@
  *
  * @module
  */
-import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
-import type { ModelCall, Trace } from "../../kit/trace/types.ts";
+import {
+  ProviderError,
+  type TaskError,
+  type TraceErrorRecord,
+  traceErrorRecord,
+} from "../../kit/errors.ts";
+import type { Message, ModelCall, Trace } from "../../kit/trace/types.ts";
+import type { SessionHooks } from "./hooks.ts";
 import { numTurns } from "../../kit/trace/derived.ts";
 import type { ProviderClient } from "../clients/provider_client.ts";
 import { randomHex } from "../../kit/util/random_pool.ts";
@@ -15,7 +21,9 @@ import type { SessionLimits } from "../config/eval_config.ts";
 export type { SessionLimits };
 
 /** The parts of a trace the server reads and writes. A full {@link Trace} fits. */
-export type SessionTrace = Pick<Trace, "id" | "nodes" | "calls" | "tools" | "stop_condition">;
+export type SessionTrace =
+  & Pick<Trace, "id" | "nodes" | "calls" | "tools" | "stop_condition">
+  & Partial<Pick<Trace, "request_rewrites" | "response_rewrites">>;
 
 /** How one rollout's calls are handled. */
 export interface SessionOptions {
@@ -33,6 +41,8 @@ export interface SessionOptions {
   stops?: () => Promise<string | null>;
   /** Names a call the program makes on its own (not a turn), else null. @default none */
   auxiliary?: (request: { path: string; body: unknown }) => string | null;
+  /** The task's interception hooks (lib/interception/hooks.ts), in the order they run. */
+  hooks?: SessionHooks;
 }
 
 /** One rollout's handle on the server. */
@@ -47,6 +57,8 @@ export interface InterceptionSession {
   readonly providerError: ProviderError | null;
   /** Sum of the durations of this session's model calls, in seconds. */
   readonly modelSeconds: number;
+  /** The failure of an interception hook (a `TaskError`), which fails the rollout. */
+  readonly hookError: TaskError | null;
   /** Ends the session: later requests get 409; in-flight calls are aborted and recorded. */
   close(): void;
 }
@@ -81,6 +93,9 @@ export class Session implements InterceptionSession {
   readonly options: SessionOptions;
   stopCondition: string | null = null;
   providerError: ProviderError | null = null;
+  hookError: TaskError | null = null;
+  /** Tool results the hooks saw on their way to the agent, by call id (see hooks.ts). */
+  readonly prepared = new Map<string, Message>();
   modelSeconds = 0;
   closed = false;
   readonly abort = new AbortController();
@@ -99,6 +114,14 @@ export class Session implements InterceptionSession {
   stop(condition: string): void {
     this.stopCondition ??= condition;
     this.options.trace.stop_condition ??= condition;
+  }
+
+  /** Records the names of hooks that rewrote a request or a response. */
+  recordRewrites(kind: "request" | "response", names: string[]): void {
+    const list = kind === "request"
+      ? (this.options.trace.request_rewrites ??= [])
+      : (this.options.trace.response_rewrites ??= []);
+    for (const handler of names) list.push({ handler });
   }
 
   /** Appends a call to the trace once (with its end time) and counts its duration. */

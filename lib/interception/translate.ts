@@ -13,12 +13,14 @@ import type {
   Dialect,
   DialectOutcome,
   DialectRequest,
+  DialectStreamReader,
   PrepareOptions,
   RenderMeta,
   UpstreamCall,
 } from "../../kit/wire/dialect.ts";
 import { randomHex } from "../../kit/util/random_pool.ts";
 import { normalizeFinishReason } from "../dialects/chat/codec.ts";
+import type { StreamTranslation } from "./relay.ts";
 
 /** The dialect preferred as the provider's when it lacks the program's own. */
 const PREFERRED = "openai-chat";
@@ -27,7 +29,13 @@ const PREFERRED = "openai-chat";
  * The dialect a call goes upstream in: the program's own when the provider serves it, else
  * chat completions when served, else the first one served.
  */
-export function providerDialect(program: Dialect, served: readonly Dialect[]): Dialect {
+export function providerDialect(
+  program: Dialect,
+  served: readonly Dialect[],
+  /** Not the program's own, even when served. */
+  other = false,
+): Dialect {
+  if (other) served = served.filter((d) => d !== program);
   if (served.includes(program)) return program;
   return served.find((d) => d.id === PREFERRED) ?? served[0] ?? program;
 }
@@ -83,4 +91,39 @@ export function recordedOutcome(
 ): DialectOutcome {
   const back = program.parseResponse(rendered);
   return back === null ? outcome : { ...outcome, message: back.message };
+}
+
+/** A provider's JSON answer rendered for the program, and as the trace records it. */
+export function translatedAnswer(
+  program: Dialect,
+  provider: Dialect,
+  model: string,
+  outcome: DialectOutcome,
+): { rendered: unknown; recorded: DialectOutcome } {
+  const rendered = program.renderResponse(
+    programOutcome(provider, outcome),
+    renderMeta(program, model),
+  );
+  return { rendered, recorded: recordedOutcome(program, rendered, outcome) };
+}
+
+/**
+ * A provider's stream as the program reads it: the provider's reader, whose pieces the
+ * program's renderer says again (relay.ts).
+ */
+export function streamTranslation(
+  program: Dialect,
+  provider: Dialect,
+  model: string,
+): { translation: StreamTranslation; reader: DialectStreamReader } {
+  const meta = renderMeta(program, model);
+  const translation: StreamTranslation = {
+    renderer: program.streamRenderer!(meta),
+    pending: [],
+    outcome: (read) => programOutcome(provider, read),
+    recorded: (read) =>
+      recordedOutcome(program, program.renderResponse(programOutcome(provider, read), meta), read),
+  };
+  const reader = provider.streamReader(false, (d) => translation.pending.push(d));
+  return { translation, reader };
 }

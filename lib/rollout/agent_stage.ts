@@ -14,6 +14,7 @@ import { harnessEnv, withCommandEnv } from "../../kit/runtime/agent_env.ts";
 import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { agentOutput } from "./agent_output.ts";
 import type { RolloutPlan } from "./rollout_plan.ts";
+import { ordered, type SessionHooks } from "../interception/hooks.ts";
 
 const TAIL_CHARS = 2000;
 
@@ -42,6 +43,7 @@ export async function runAgent(
   const budget = capped.timeoutS;
   if (plan.oracle) plan.oracle.register(trace.id, solutionFor(plan, task));
   const stops = [...plan.stops].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0));
+  const hooks = sessionHooks(plan, () => ctxFor(runtime, signal));
   const session = plan.interception.open({
     trace,
     model: plan.model,
@@ -59,6 +61,7 @@ export async function runAgent(
         },
       }
       : {}),
+    ...(hooks ? { hooks } : {}),
   });
 
   trace.timing.agent.start = nowSeconds();
@@ -82,6 +85,8 @@ export async function runAgent(
     // code: a program that swallows it must not turn it into a clean episode
     // (verifiers/v1/rollout.py@a60a606, `if self._session.error is not None`).
     if (session.providerError) throw session.providerError;
+    // a hook that failed fails the rollout (verifiers/v1/interception/server.py@a60a606 `_fail`)
+    if (session.hookError) throw session.hookError;
     if (result.exitCode !== 0 && session.stopCondition === null) {
       if (!(await runtime.alive())) {
         throw new SandboxError(
@@ -99,9 +104,13 @@ export async function runAgent(
     if (session.providerError && !(err instanceof HarnessError || err instanceof SandboxError)) {
       throw session.providerError;
     }
+    if (session.hookError && !(err instanceof HarnessError || err instanceof SandboxError)) {
+      throw session.hookError;
+    }
     if (
       err instanceof Error &&
-      (err.name === "HarnessError" || err.name === "SandboxError" || err.name === "ProviderError")
+      (err.name === "TaskError" || err.name === "HarnessError" || err.name === "SandboxError" ||
+        err.name === "ProviderError")
     ) {
       throw err;
     }
@@ -131,4 +140,21 @@ function solutionFor(plan: RolloutPlan, task: TaskData): Solution {
       ? ""
       : String(answer),
   };
+}
+
+/** The taskset's interception hooks bound to the rollout's context, or none. */
+function sessionHooks(plan: RolloutPlan, ctx: () => HookContext): SessionHooks | undefined {
+  const intercepts = ordered(plan.intercepts ?? []);
+  const stops = ordered(plan.boundaryStops ?? []);
+  if (intercepts.length === 0 && stops.length === 0) return undefined;
+  const hooks: SessionHooks = { request: [], response: [], requestStops: [], responseStops: [] };
+  for (const h of intercepts) {
+    if (h.on === "request") hooks.request.push({ name: h.name, fn: (r) => h.fn(r, ctx()) });
+    else hooks.response.push({ name: h.name, fn: (r) => h.fn(r, ctx()) });
+  }
+  for (const h of stops) {
+    if (h.on === "request") hooks.requestStops.push({ name: h.name, fn: (r) => h.fn(r, ctx()) });
+    else hooks.responseStops.push({ name: h.name, fn: (r) => h.fn(r, ctx()) });
+  }
+  return hooks;
 }

@@ -17,6 +17,7 @@ import type {
   TasksetPlugin,
 } from "../../kit/contract.ts";
 import type { ScoringPlan } from "./scoring.ts";
+import type { InterceptHook, RequestStopHook, ResponseStopHook } from "../../kit/intercept.ts";
 import type { RetryPolicy, SessionLimits, StageTimeouts } from "../config/eval_config.ts";
 
 /** The run's client config (no secrets: the key's variable name only). */
@@ -51,6 +52,10 @@ export interface RolloutPlan {
   oracle: OracleServer | null;
   scoring: ScoringPlan;
   stops: (StopHook & { name: string })[];
+  /** The taskset's stops on a model request or response (kit/intercept.ts). @default none */
+  boundaryStops?: ((RequestStopHook | ResponseStopHook) & { name: string })[];
+  /** The taskset's interception hooks (kit/intercept.ts). @default none */
+  intercepts?: (InterceptHook & { name: string })[];
   log(message: string): void;
   warn(message: string): void;
   /** Settles when every plugged function loaded; rejects (with the load error) otherwise. */

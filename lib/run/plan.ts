@@ -48,7 +48,17 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     task.metrics,
     plugOptions,
   );
-  const stops = applyPlugs<StopHook>("stop", taskset.stops, task.stops, plugOptions);
+  // request and response stops run at the model boundary (kit/intercept.ts); TOML plugs
+  // apply to the trace stops, the ones a plugged function can be
+  const own = Object.entries(taskset.stops ?? {});
+  const traceStops = Object.fromEntries(
+    own.filter((e): e is [string, StopHook] => e[1].on === undefined || e[1].on === "trace"),
+  );
+  const stops = applyPlugs<StopHook>("stop", traceStops, task.stops, plugOptions);
+  const boundaryStops = own.flatMap(([name, hook]) =>
+    hook.on === "request" || hook.on === "response" ? [{ ...hook, name }] : []
+  );
+  const intercepts = Object.entries(taskset.intercepts ?? {}).map(([name, h]) => ({ ...h, name }));
   const fallbacks = {
     client: config.client,
     model: config.model!,
@@ -97,6 +107,8 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     oracle: services.oracle,
     scoring: { rewards, metrics, judges: configuredJudges },
     stops,
+    boundaryStops,
+    intercepts,
     log: services.log,
     warn: services.warn,
   };

@@ -413,6 +413,12 @@ def _validate_one(kind: str, value):
         return {"ok": True, "kept": [r["task_key"] for r in rows], "owed": owed}
     if kind == "task_key":
         return {"ok": True, "key": task_key(value)}
+    if kind == "task_data_key":
+        # value: one task row as a taskset's load() gives it; hashed as Python's Task.hash
+        from verifiers.v1.task import TaskData
+
+        dumped = TaskData.model_validate(value).model_dump(mode="json", exclude_none=True)
+        return {"ok": True, "key": task_key(dumped)}
     if kind == "line_task_key":
         # value: one raw traces.jsonl line, parsed here so Python's own number types stay
         row = json.loads(value)

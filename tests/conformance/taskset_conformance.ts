@@ -160,7 +160,16 @@ export function tasksetConformance(label: string, c: TasksetConformanceCase): vo
     });
 
     // skipped where it is declared, so both runners report it skipped (not passed)
-    const unplayable = plugin.solution && plugin.rewards ? false : "no solution or no rewards";
+    // A taskset whose hooks act on the model's traffic scores how its solution was intercepted:
+    // played here without the interception server, it proves nothing (its own end-to-end test
+    // plays it through the server, e.g. tests/interception_hooks_test.ts).
+    const intercepted = Object.keys(plugin.intercepts ?? {}).length > 0 ||
+      Object.values(plugin.stops ?? {}).some((s) => s.on === "request" || s.on === "response");
+    const unplayable = !plugin.solution || !plugin.rewards
+      ? "no solution or no rewards"
+      : intercepted
+      ? "its rewards score how interception hooks handled the solution"
+      : false;
     it("the reference solution earns every reward; an empty reply does not", {
       skip: unplayable,
     }, async () => {

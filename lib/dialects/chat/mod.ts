@@ -10,6 +10,7 @@ import {
   type ChatRequestBody,
   errorMessageOf,
   openAIErrorBody,
+  toChatMessages,
 } from "../../../kit/wire/chat.ts";
 import type {
   Dialect,
@@ -75,6 +76,15 @@ export const openAIChat: Dialect = {
     }
     const body = json as ChatRequestBody;
     return { body, messages: body.messages.map(chatToMessage), stream: body.stream === true };
+  },
+  rewriteRequest(request, messages): DialectRequest | string {
+    const body = request.body as ChatRequestBody;
+    if (messages.length !== body.messages.length) return "the rewrite changed the message count";
+    // only the rewritten messages are said again; the others keep the program's own fields
+    const rewritten = body.messages.map((raw, i) =>
+      messages[i] === request.messages[i] ? raw : toChatMessages([messages[i]!])[0]!
+    );
+    return { ...request, body: { ...body, messages: rewritten }, messages };
   },
   prepare(request, model, sampling, options): UpstreamCall {
     const sent = applyChatOverrides(request.body as ChatRequestBody, model, sampling);

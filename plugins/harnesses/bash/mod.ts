@@ -51,6 +51,7 @@ export default defineHarness({
       tools,
       signal: ctx.signal,
       log: ctx.log,
+      toolHooks: true,
     });
   },
 });
