@@ -7,6 +7,7 @@ import process from "node:process";
 import { evalInProcess } from "./_eval.ts";
 import { startFakeOpenAI } from "./fakes/openai_server.ts";
 import { at } from "./_assert.ts";
+import type { ModelCall } from "../kit/trace/types.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 const FIXTURES = join(import.meta.dirname!, "fixtures", "judges");
@@ -84,9 +85,25 @@ weight = 0.25
       assert.equal((at(records, 0).parsed as { verdicts: unknown[] }).verdicts.length, 2);
       const usage = t.extra_usage.find((u) => u.source === "judge:rubric");
       assert.ok(usage && usage.prompt_tokens > 0, JSON.stringify(t.extra_usage));
+      // the judge's call, recorded by the interception server as the agent's are
+      const call = at(records, 0).call as ModelCall;
+      assert.equal(call.auxiliary, "judge:rubric");
+      assert.equal(call.model, "judge-model");
+      assert.equal(call.sampling.temperature, 0);
+      assert.match(call.endpoint, /chat\/completions$/);
+      assert.equal(call.finish_reason, "stop");
+      assert.equal(call.error, null);
+      assert.equal(call.usage?.prompt_tokens, usage.prompt_tokens);
+      assert.ok(call.time.end >= call.time.start && call.time.start > 0);
+      assert.ok(t.calls.length > 0 && t.calls.every((c) => c.auxiliary === undefined));
     }
     const requests = judge.requests.slice(before);
     assert.equal(requests.length, 3, "one judge call per rollout");
+    assert.deepEqual(
+      requests.map((r) => r.headers["x-session-id"]).sort(),
+      traces.map((t) => t.id).sort(),
+      "each judge call went through the interception server, in its rollout's session",
+    );
     for (const r of requests) {
       assert.equal(r.body.model, "judge-model");
       assert.equal(r.body.temperature, 0);

@@ -7,11 +7,14 @@ import { join } from "node:path";
 import process from "node:process";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import {
+  closeJudgeInterception,
   configured,
   fullTrace,
   JUDGE_KEY,
   JUDGE_KEY_VAR,
   judgeEntry,
+  judgeInterception,
+  openJudgeInterception,
   promptOf,
   qaTrace,
   scoreWith,
@@ -245,10 +248,12 @@ describe("reference judge against a fake judge model", () => {
       script: (body) => script(promptOf(body)),
     });
     other = await startFakeOpenAI({ script: () => "yes" });
+    await openJudgeInterception();
   });
   after(async () => {
     await fake.close();
     await other.close();
+    await closeJudgeInterception();
   });
   const score = (raw: Record<string, unknown>, trace = qaTrace()) =>
     scoreWith(reference, raw, fake.url, trace);
@@ -396,6 +401,7 @@ describe("reference judge against a fake judge model", () => {
       client: { base_url: fake.url, api_key_var: JUDGE_KEY_VAR, headers: {} },
       model: "oracle",
       runClient: createProviderClient({ baseUrl: fake.url }),
+      interception: judgeInterception(),
     });
     const trace = qaTrace();
     await assert.rejects(

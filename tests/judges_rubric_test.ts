@@ -7,11 +7,13 @@ import { join } from "node:path";
 import process from "node:process";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import {
+  closeJudgeInterception,
   configured,
   fullTrace,
   JUDGE_KEY,
   JUDGE_KEY_VAR,
   judgeEntry,
+  openJudgeInterception,
   parisVerdicts,
   promptOf,
   qaTrace,
@@ -179,8 +181,12 @@ describe("rubric judge against a fake judge model", () => {
   before(async () => {
     process.env[JUDGE_KEY_VAR] = JUDGE_KEY;
     fake = await startFakeOpenAI({ apiKey: JUDGE_KEY, script: (b) => script(promptOf(b), b) });
+    await openJudgeInterception();
   });
-  after(() => fake.close());
+  after(async () => {
+    await fake.close();
+    await closeJudgeInterception();
+  });
   const reply = (verdicts: { name: string; verdict: string }[]) => () =>
     JSON.stringify({ verdicts: verdicts.map((v) => ({ ...v, reason: "r" })) });
 

@@ -107,12 +107,31 @@ model = "judge-model"
       const summary = JSON.parse(r.stdout);
       assert.deepEqual(JSON.parse(readFileSync(join(out, "summary.json"), "utf8")), summary);
       assert.equal(summary.scored, sourceTraces * 3);
+      const sourceCalls = new Map<string, unknown>(
+        readFileSync(join(source, "traces.jsonl"), "utf8").trim().split("\n").map((l) => {
+          const t = JSON.parse(l).traces[0];
+          return [t.id, t.calls];
+        }),
+      );
+      const sessions = judge.requests.slice(sent).map((q) => q.headers["x-session-id"]);
+      assert.deepEqual(
+        [...new Set(sessions)].sort(),
+        [...sourceCalls.keys()].sort(),
+        "every judge call went through the interception server, in its trace's session",
+      );
       const byKey = new Map<string, number[]>();
       for (const line of lines) {
         const trace = JSON.parse(line).traces[0];
         assert.ok(trace.rewards.rubric, JSON.stringify(trace.rewards));
         assert.equal(trace.info.judge.length, 1);
         assert.equal(trace.info.judge[0].model, "judge-model");
+        // recorded by the interception server, and not among the agent's calls
+        const call = trace.info.judge[0].call;
+        assert.equal(call.auxiliary, "judge:rubric");
+        assert.equal(call.model, "judge-model");
+        assert.equal(call.error, null);
+        assert.ok(call.usage.prompt_tokens > 0, JSON.stringify(call));
+        assert.deepEqual(trace.calls, sourceCalls.get(trace.id), "the agent's calls as recorded");
         const total = Object.values(
           trace.rewards as Record<string, { score: number; weight: number }>,
         )

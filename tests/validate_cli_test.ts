@@ -158,6 +158,57 @@ describe("vf validate", () => {
     }
   });
 
+  it("a setup that hangs is cut at --timeout.setup, its command killed", LONG, async () => {
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir, "setup.pid");
+      // the hook ignores its signal and its command would run for five minutes
+      writeFileSync(
+        join(dir, "stuck.ts"),
+        `
+import { defineTaskset } from "${KIT}";
+import { z } from "zod";
+export default defineTaskset({
+  id: "stuck",
+  description: "a setup that never ends",
+  config: z.object({}),
+  load: () => [{ idx: 0, name: "stuck", prompt: "p" }],
+  async setup(ctx) {
+    await ctx.runtime.run(["sh", "-c", "echo $$ > ${pidFile}; exec sleep 300"], {});
+  },
+});
+`,
+      );
+      const started = Date.now();
+      const r = await runCli(
+        ["validate", "./stuck.ts", "--only-setup", "--timeout.setup", "1", "--json"],
+        { cwd: dir },
+      );
+      assert.equal(r.code, 3, r.stderr);
+      assert.ok(Date.now() - started < 60_000, "cut at its timeout");
+      assert.deepEqual(JSON.parse(r.stdout).outcomes, {
+        valid: 0,
+        invalid: 0,
+        error: 0,
+        timeout: 1,
+        missing: 0,
+      });
+      const [row] = rows(onlyRun(dir));
+      assert.equal(row!.error, "setup timed out after 1s");
+      const pid = Number(readFileSync(pidFile, "utf8").trim());
+      assert.ok(pid > 0);
+      let alive = true;
+      try {
+        process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+      assert.equal(alive, false, `the setup's command (pid ${pid}) was left running`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("kill -9 mid-run, then --resume runs exactly the tasks owed", LONG, async () => {
     const dir = tempDir();
     try {

@@ -9,7 +9,7 @@ import { dirname, resolve } from "node:path";
 import { InputError } from "../../kit/errors.ts";
 import { onStopSignals } from "./signals.ts";
 import { writeReport } from "../view/report.ts";
-import { RunIndex } from "../view/run_index.ts";
+import { openRuns } from "../view/run_index.ts";
 import { serveRuns } from "../view/server.ts";
 import { err, out } from "./output.ts";
 import { quote } from "../../kit/util/quote.ts";
@@ -25,7 +25,9 @@ A run dir is what \`vf eval\` (or Python verifiers v1) writes: <output_dir>/<run
 traces.jsonl; a traces.jsonl path works too. The page shows the run's header, the reward
 mean with a 95% confidence interval and its histogram, a sortable, filterable per-task table
 (mean reward, pass@k for 0/1 rewards, errors), errors by type, and each episode's trace. With
-two runs it compares them task by task. A run still being written updates as episodes arrive.
+two runs it compares them task by task. A \`vf validate\` run shows which tasks' gold check or
+setup failed and why; a \`vf replay\` run opens beside its source run and shows the score
+changes per task (and the spread of \`-r\` rescores). A run still being written updates live.
 Nothing is fetched from outside: the page is served from loopback only.
 
 Options:
@@ -109,7 +111,7 @@ export async function viewCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const outPath = args.out === null ? null : checkOutPath(args.out);
-  const runs = args.dirs.map((d) => new RunIndex(d));
+  const runs = openRuns(args.dirs);
   if (outPath !== null) {
     let size: number;
     try {

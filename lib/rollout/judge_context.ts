@@ -1,7 +1,13 @@
 /**
- * The context an LLM judge scores with: a chat completion client aimed at the judge's
- * endpoint and model (falling back to the run's), recording every call in
- * `trace.info.judge` and its usage in `trace.extra_usage` — also when parsing fails.
+ * The context an LLM judge scores with: chat completions to the judge's endpoint and model
+ * (falling back to the run's), sent through the run's interception server as every model
+ * call of a rollout is — one session per call, the judge's model and sampling swapped in,
+ * the provider's dialect translated, the exchange recorded as a `ModelCall` marked
+ * `auxiliary: "judge:<key>"`. The call is kept in its `trace.info.judge` record (with the
+ * reply text, parsed verdict, usage and time), and its usage in `trace.extra_usage` — also
+ * when parsing fails. It stays out of `trace.calls` and the message graph: Python v1 reads
+ * those as the agent's (its `usage`, `num_turns` and `last_reply` come from them), and
+ * keeps judges' usage apart in `extra_usage` (verifiers/v1/trace.py at a60a606).
  *
  * @module
  */
@@ -21,6 +27,8 @@ import { parseChatUsage } from "../dialects/chat/codec.ts";
 import { errorMessageOf } from "../../kit/wire/chat.ts";
 import { anySignal } from "../../kit/util/any_signal.ts";
 import { createProviderClient, type ProviderClient, stallMs } from "../clients/provider_client.ts";
+import { inProcessClient } from "../clients/in_process_client.ts";
+import type { InterceptionServer, SessionTrace } from "../interception/mod.ts";
 import type {
   HookContext,
   JudgeCompleteOptions,
@@ -28,7 +36,7 @@ import type {
   JudgeContext,
   JudgePlugin,
 } from "../../kit/contract.ts";
-import type { Message } from "../../kit/trace/types.ts";
+import type { Message, ModelCall } from "../../kit/trace/types.ts";
 import type { ConfiguredJudge } from "./scoring.ts";
 import { judgeRewardKey } from "../config/judge_key.ts";
 import { quote } from "../../kit/util/quote.ts";
@@ -39,6 +47,8 @@ export interface JudgeFallbacks {
   model: string;
   /** A client for the run's own endpoint (reused when the judge sets no endpoint). */
   runClient: ProviderClient;
+  /** The run's interception server, which every judge call goes through. */
+  interception: Pick<InterceptionServer, "open" | "handle">;
 }
 
 /** Options of {@link configureJudge}. */
@@ -102,10 +112,10 @@ export function configureJudge(
         hint: "with --model oracle, set `model` and `base_url` on the judge entry",
       });
     }
-    const body: Record<string, unknown> = { ...sampling, model, messages };
+    const body: Record<string, unknown> = { model, messages };
     if (options.responseFormat !== undefined) body.response_format = options.responseFormat;
     // A judge's own endpoint gets a client per call, closed when the call returns.
-    const client = ownEndpoint
+    const upstream = ownEndpoint
       ? createProviderClient({
         baseUrl: entry.base_url ?? fallbacks.client.base_url ?? DEFAULT_BASE_URL,
         apiKeyVar: entry.api_key_var ?? fallbacks.client.api_key_var,
@@ -113,12 +123,35 @@ export function configureJudge(
         stallTimeoutMs: stallMs(fallbacks.client.stall_timeout),
       })
       : fallbacks.runClient;
+    // the session records into a trace of its own: the judge's exchange is not the agent's
+    const recorded: SessionTrace = {
+      id: base.trace.id,
+      nodes: [],
+      calls: [],
+      tools: [],
+      stop_condition: null,
+    };
+    const session = fallbacks.interception.open({
+      trace: recorded,
+      model,
+      sampling,
+      client: upstream,
+      limits: {},
+      auxiliary: () => `judge:${key}`,
+    });
+    const client = inProcessClient(session.endpoint, fallbacks.interception.handle);
     const started = Date.now() / 1000;
     let json: unknown;
+    // a cancelled call ends its session, which aborts the upstream request
+    const signal = anySignal([base.signal, options.signal]);
+    const cancel = () => session.close();
+    signal.addEventListener("abort", cancel, { once: true });
     try {
       const res = await client.chatCompletions(body, {
-        signal: anySignal([base.signal, options.signal]),
+        signal,
+        headers: { authorization: `Bearer ${session.secret}` },
       });
+      signal.throwIfAborted();
       if (res.kind !== "json") {
         res.cancel();
         throw new TaskError(`judge '${key}': the judge endpoint answered a stream`);
@@ -129,8 +162,11 @@ export function configureJudge(
       }
       json = res.json;
     } finally {
-      if (ownEndpoint) client.close();
+      signal.removeEventListener("abort", cancel);
+      session.close();
+      if (ownEndpoint) upstream.close();
     }
+    const call = recorded.calls[0];
     const choice = (json as {
       choices?: {
         message?: { content?: unknown; refusal?: unknown };
@@ -155,6 +191,8 @@ export function configureJudge(
       parsed: null,
       usage,
       time: { start: started, end: Date.now() / 1000 },
+      // its node indexed the judge's own messages, which the trace does not keep
+      ...(call ? { call: { ...call, node: null } satisfies ModelCall } : {}),
     };
     ((base.trace.info.judge ??= []) as unknown[]).push(rec);
     const extra = parseChatUsage(rawUsage);

@@ -63,6 +63,7 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     client: config.client,
     model: config.model!,
     runClient: services.client,
+    interception: services.interception,
   };
   const configuredJudges = task.judges.map((entry: JudgeEntry, i: number) => {
     const plugin = judges[i];

@@ -20,6 +20,14 @@ import {
 import { basename, join, resolve } from "node:path";
 import { InputError } from "../../kit/errors.ts";
 import { type EpisodeRow, episodeRow } from "./episode_row.ts";
+import {
+  type CheckRow,
+  configFile,
+  readChecks,
+  replaySource,
+  type RunKind,
+  runKind,
+} from "./check_view.ts";
 
 const CHUNK = 1 << 20;
 const decoder = new TextDecoder();
@@ -43,8 +51,14 @@ export class RunIndex {
   rows: EpisodeRow[] = [];
   /** `summary.json` when present and JSON (written at the end of a run). */
   summary: unknown = null;
-  /** `configs/eval.json` (or the first `configs/*.json`) when present. */
+  /** `configs/<kind>.json` (`eval.json`, `validate.json`, `replay.json`) when present. */
   config: unknown = null;
+  /** Which command wrote the run. */
+  readonly kind: RunKind;
+  /** A validate run's task checks (`results.jsonl`), in file order. */
+  checks: CheckRow[] = [];
+  /** A replay run's source, when it is among the runs viewed (set by the caller). */
+  sourceRun: number | null = null;
   /** Complete lines that were not JSON objects. */
   unreadable = 0;
   /** Bumps whenever anything the page shows may have changed. */
@@ -54,6 +68,7 @@ export class RunIndex {
   #indexed = 0;
   #ino = -1;
   #summaryMtime = -1;
+  #checksStamp = "";
 
   /** Opens `path`: a run directory, or a `traces.jsonl` file directly. Exit 2 if neither. */
   constructor(path: string) {
@@ -76,7 +91,8 @@ export class RunIndex {
         hint: "pass a run directory written by `vf eval` or Python verifiers (<output_dir>/<run>)",
       });
     }
-    this.config = readJson(join(this.dir, "configs", "eval.json"));
+    this.kind = isFile ? "eval" : runKind(abs);
+    this.config = readJson(configFile(this.dir, this.kind));
     this.refresh();
   }
 
@@ -88,10 +104,12 @@ export class RunIndex {
   /** Reads what was appended since the last call; true when something changed. */
   refresh(): boolean {
     let changed = this.#refreshSummary();
+    if (this.kind === "validate" && this.#refreshChecks()) changed = true;
     let st;
     try {
       st = statSync(this.tracesPath);
     } catch {
+      if (changed) this.version++;
       return changed;
     }
     if (st.ino !== this.#ino || st.size < this.#indexed) {
@@ -113,6 +131,19 @@ export class RunIndex {
     if (mtime === this.#summaryMtime) return false;
     this.#summaryMtime = mtime;
     this.summary = mtime === -2 ? null : readJson(path);
+    return true;
+  }
+
+  /** Re-reads a validate run's `results.jsonl` when its size or mtime changed. */
+  #refreshChecks(): boolean {
+    let stamp = "none";
+    try {
+      const st = statSync(join(this.dir, "results.jsonl"));
+      stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch { /* not written yet */ }
+    if (stamp === this.#checksStamp) return false;
+    this.#checksStamp = stamp;
+    this.checks = readChecks(this.dir);
     return true;
   }
 
@@ -199,4 +230,28 @@ export class RunIndex {
       closeSync(fd);
     }
   }
+}
+
+/**
+ * Opens the runs in `paths`, then, for each replay among them, its source run (appended
+ * unless it is already open), setting the replay's {@link RunIndex.sourceRun}.
+ */
+export function openRuns(paths: string[]): RunIndex[] {
+  const runs = paths.map((p) => new RunIndex(p));
+  for (const run of [...runs]) {
+    if (run.kind !== "replay") continue;
+    const source = replaySource(run.dir, run.summary);
+    if (source === null) continue;
+    let at = runs.findIndex((r) => r.dir === source);
+    if (at === -1) {
+      try {
+        runs.push(new RunIndex(source));
+        at = runs.length - 1;
+      } catch {
+        continue; // no longer a run folder: the replay is shown alone
+      }
+    }
+    run.sourceRun = at;
+  }
+  return runs;
 }

@@ -9,6 +9,13 @@
  */
 import type { EpisodeRow } from "./episode_row.ts";
 import type { RunIndex } from "./run_index.ts";
+import {
+  type ReplayView,
+  replayView,
+  type RunKind,
+  type ValidateView,
+  validateView,
+} from "./check_view.ts";
 import { type Bin, histogram, isBinary, type MeanCi, meanCi, passAtK } from "./stats.ts";
 
 /** The run's identity and totals. */
@@ -59,6 +66,12 @@ export interface ErrorGroup {
 /** Everything the page shows of one run but its episodes. */
 export interface RunView {
   version: number;
+  /** Which command wrote the run. */
+  kind: RunKind;
+  /** A validate run's checks, by task. */
+  validate: ValidateView | null;
+  /** A replay run's score changes per task against its source. */
+  replay: ReplayView | null;
   header: RunHeader;
   /** Over the episodes that did not error. */
   reward: MeanCi;
@@ -117,15 +130,22 @@ function headerOf(index: RunIndex): RunHeader {
     if (!r.ok) errored++;
   }
   const first = rows[0];
+  const done = index.kind === "validate"
+    ? num(at(s, "outcomes", "missing")) === 0 ? "completed" : null
+    : index.kind === "replay" && s !== null
+    ? "completed"
+    : null;
   return {
     title: str(at(s, "run", "name")) ?? str(at(c, "run", "name")) ?? index.name,
     dir: index.dir,
     taskset: str(at(s, "taskset")) ?? str(at(c, "env", "taskset", "id")) ??
-      str(at(c, "env", "id")) ?? (first?.task.key.split(":")[0] ?? null),
+      str(at(c, "env", "id")) ?? str(at(c, "taskset", "id")) ??
+      (first?.task.key.split(":")[0] ?? null),
     model: str(at(s, "model")) ?? str(at(c, "model")),
     harness: str(at(s, "harness")) ?? str(at(c, "env", "agent", "harness", "id")),
-    runtime: str(at(s, "runtime")) ?? str(at(c, "env", "agent", "runtime", "type")),
-    status: str(at(s, "status")) ?? "running or unfinished",
+    runtime: str(at(s, "runtime")) ?? str(at(c, "env", "agent", "runtime", "type")) ??
+      str(at(c, "runtime", "type")),
+    status: str(at(s, "status")) ?? done ?? "running or unfinished",
     episodes: rows.length,
     expected: num(at(s, "counts", "expected")),
     errored,
@@ -201,14 +221,20 @@ export function runView(index: RunIndex): RunView {
     }
   }
   const binary = isBinary(clean);
+  const tasks = tasksOf(rows, binary);
   return {
     version: index.version,
+    kind: index.kind,
+    validate: index.kind === "validate" ? validateView(index.checks, index.summary) : null,
+    replay: index.kind === "replay"
+      ? replayView(index.summary, new Map(tasks.map((t) => [t.key, t.label])), index.sourceRun)
+      : null,
     header: headerOf(index),
     reward: meanCi(clean),
     rewardAll: rows.length ? sumAll / rows.length : null,
     binary,
     histogram: histogram(clean),
-    tasks: tasksOf(rows, binary),
+    tasks,
     errors: errorsOf(rows),
   };
 }

@@ -19,10 +19,12 @@ import type { Trace } from "../../kit/trace/types.ts";
 import { type FakeReply, startFakeOpenAI } from "../fakes/openai_server.ts";
 import { hookContext } from "../_trace_helpers.ts";
 import {
+  closeJudgeInterception,
   configured,
   JUDGE_KEY,
   JUDGE_KEY_VAR,
   judgeEntry,
+  openJudgeInterception,
   qaTrace,
 } from "../fixtures/judges/judge_helpers.ts";
 
@@ -73,9 +75,11 @@ export function judgeConformance(label: string, c: JudgeConformanceCase): void {
         apiKey: JUDGE_KEY,
         script: (body) => reply(String(body.messages.at(-1).content)),
       });
+      await openJudgeInterception();
     });
     after(async () => {
       await fake.close();
+      await closeJudgeInterception();
       if (savedKey === undefined) delete process.env[JUDGE_KEY_VAR];
       else process.env[JUDGE_KEY_VAR] = savedKey;
     });

@@ -2,6 +2,7 @@
 // #run=0&error=…, #run=0&episode=…, #compare=0,1), renders, and — served by `vf view` —
 // polls for new episodes of runs still being written.
 
+import { checkPage, replaySection, validatePage } from "./check_pages.js";
 import { comparePage } from "./compare_page.js";
 import { embeddedSource, serverSource } from "./data.js";
 import { h, href } from "./dom.js";
@@ -57,10 +58,16 @@ function renderNav() {
         h(
           "li",
           null,
-          h("a", {
-            href: href({ run: i }),
-            "aria-current": !r.compare && r.run === i ? "page" : null,
-          }, `${views.length > 1 ? `${"AB"[i] ?? i + 1}: ` : ""}${v.header.title}`),
+          h(
+            "a",
+            {
+              href: href({ run: i }),
+              "aria-current": !r.compare && r.run === i ? "page" : null,
+            },
+            `${views.length > 1 ? `${"AB"[i] ?? i + 1}: ` : ""}${v.header.title}${
+              v.kind && v.kind !== "eval" ? ` (${v.kind})` : ""
+            }`,
+          ),
         )
       ),
       views.length >= 2
@@ -88,6 +95,10 @@ async function render(navigated) {
       const [a, b] = r.compare;
       if (!views[a] || !views[b]) throw new Error("no such runs to compare");
       page = comparePage(views, a, b);
+    } else if (views[r.run].kind === "validate") {
+      page = r.task !== null
+        ? checkPage(views[r.run], r.run, r.task)
+        : validatePage(views[r.run], r.run);
     } else if (r.episode !== null) {
       const ep = await source.episode(r.run, r.episode);
       page = { el: episodePage(views[r.run], r.run, r.episode, ep) };
@@ -116,7 +127,8 @@ async function render(navigated) {
           : null,
       });
     } else {
-      page = runPage(views[r.run], r.run);
+      const v = views[r.run];
+      page = runPage(v, r.run, v.replay ? replaySection(v, r.run, views) : null);
     }
   } catch (e) {
     page = {

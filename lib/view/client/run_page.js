@@ -4,15 +4,32 @@
 import { cost, facts, fmt, h, href, outcome, pct, seconds, tokens, when } from "./dom.js";
 import { dataTable } from "./table.js";
 
+/** What each kind of run is, for its header. */
+const KINDS = /** @type {Record<string, string>} */ ({
+  eval: "eval run",
+  validate: "validate run: gold checks, no model",
+  replay: "replay run: saved traces rescored, no sampling",
+});
+
 /** @param {any} view @param {number} run */
 export function runHeader(view, run) {
   const hd = view.header;
+  const kind = view.kind ?? "eval";
   const expected = hd.expected !== null && hd.expected !== hd.episodes ? ` of ${hd.expected}` : "";
-  return h(
-    "section",
-    { class: "run-header", "aria-labelledby": `run-title-${run}` },
-    h("h2", { id: `run-title-${run}` }, h("a", { href: href({ run }) }, hd.title)),
-    facts([
+  /** @type {[string, unknown][]} */
+  const rows = kind === "validate"
+    ? [
+      ["Taskset", hd.taskset ?? "—"],
+      ["Runtime", hd.runtime ?? "—"],
+      ["Status", hd.status],
+      [
+        "Tasks checked",
+        `${view.validate.checks.length}${
+          view.validate.total !== null ? ` of ${view.validate.total}` : ""
+        }`,
+      ],
+    ]
+    : [
       ["Taskset", hd.taskset ?? "—"],
       ["Model", hd.model ?? "—"],
       ["Harness", hd.harness ?? "—"],
@@ -25,7 +42,18 @@ export function runHeader(view, run) {
       ["Tokens", tokens(hd.tokens)],
       hd.judgeTokens ? ["Judge tokens", tokens(hd.judgeTokens)] : ["", null],
       ["Cost", hd.cost === null ? "not reported" : cost(hd.cost)],
-    ]),
+    ];
+  return h(
+    "section",
+    { class: "run-header", "aria-labelledby": `run-title-${run}` },
+    h(
+      "h2",
+      { id: `run-title-${run}` },
+      h("a", { href: href({ run }) }, hd.title),
+      " ",
+      h("span", { class: `badge kind ${kind}`, "data-testid": "run-kind" }, KINDS[kind] ?? kind),
+    ),
+    facts(rows),
     hd.unreadable
       ? h(
         "p",
@@ -215,20 +243,32 @@ function taskTable(view, run) {
 }
 
 /**
- * The run's overview page.
+ * The run's overview page; a replay's adds its score changes against the source run.
  * @param {any} view @param {number} run
+ * @param {{ el: HTMLElement, mount(): void, destroy(): void } | null} [extra]
  * @returns {{ el: HTMLElement, mount(): void, destroy(): void }}
  */
-export function runPage(view, run) {
+export function runPage(view, run, extra = null) {
   const table = taskTable(view, run);
   const el = h(
     "div",
     null,
     runHeader(view, run),
     h("div", { class: "cards" }, rewardSection(view), errorsSection(view, run)),
+    extra?.el ?? null,
     h("section", { "aria-labelledby": "tasks-h" }, h("h3", { id: "tasks-h" }, "Tasks"), table.el),
   );
-  return { el, mount: table.mount, destroy: table.destroy };
+  return {
+    el,
+    mount: () => {
+      extra?.mount();
+      table.mount();
+    },
+    destroy: () => {
+      extra?.destroy();
+      table.destroy();
+    },
+  };
 }
 
 /**
