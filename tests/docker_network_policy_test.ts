@@ -4,7 +4,8 @@
  * matcher, and, against the real engine, `allow` and `block` rules holding for a plain
  * shell's connections to servers in containers the test made (no proxy variable is
  * involved), refusals failing fast, the container's loopback always open, nothing left on
- * this machine. Skips the engine part with one line when no engine can be reached.
+ * this machine; and whole runs whose program calls the model through the relay under
+ * `block = ["*"]` and under an `allow` rule alike. Skips the engine part with one line when no engine can be reached.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -19,8 +20,14 @@ import {
   parseRule,
   planEgress,
 } from "../plugins/runtimes/docker/egress_rules.ts";
+import { at } from "./_assert.ts";
 import { containersLabelled, dockerSkipReason, removeContainers, TEST_IMAGE } from "./_docker.ts";
+import { evalInProcess } from "./_eval.ts";
+import { startFakeOpenAI } from "./fakes/openai_server.ts";
+import { buildRelayImage, RELAY_TEST_KEY as KEY, relayRunArgs } from "./_relay_image.ts";
 import { useOwnCacheDir } from "./_cache_dir.ts";
+
+type FakeOpenAI = Awaited<ReturnType<typeof startFakeOpenAI>>;
 
 const skip = dockerSkipReason();
 if (skip) console.warn(`docker_network_policy_test: SKIPPED: ${skip}`);
@@ -159,9 +166,21 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
     }
   });
 
+  let image: { tag: string; remove(): void } | undefined;
+  let openai: FakeOpenAI | undefined;
+
   after(async () => {
     for (const rt of made) await rt.stop();
     removeContainers([...servers, ...containersLabelled(`${RUN_LABEL}=${RUN}`)]);
+    await openai?.close();
+    if (image) {
+      // the runs' own containers, should a failed run have left one
+      const left = execFileSync("docker", ["ps", "-aq", "--filter", `ancestor=${image.tag}`], {
+        encoding: "utf8",
+      });
+      removeContainers(left.split("\n").filter(Boolean));
+      image.remove();
+    }
   });
 
   /** A plain shell's HTTP GET (bash's /dev/tcp: no HTTP client, no proxy variable). */
@@ -235,5 +254,42 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
   it("leaves no rule on this machine: they lived in the container's namespace", () => {
     const host = execFileSync("iptables-save", { encoding: "utf8" });
     assert.equal(host.includes("VF-REJECT"), false);
+  });
+
+  it('the model endpoint answers under block = ["*"] and under allow rules alike', async () => {
+    const [one] = ips as [string, string];
+    const relayImage = buildRelayImage();
+    image = relayImage;
+    const fake: FakeOpenAI = await startFakeOpenAI({
+      apiKey: KEY,
+      script: (b) => (b as { stream?: boolean }).stream ? "streamed: hello world" : "json answer",
+    });
+    openai = fake;
+    process.env.VF_RELAY_TEST_KEY = KEY;
+    // the program first tries the server with a plain socket, then calls the model
+    const program = `echo reached=$( (${get(one, 8080)}) 2>/dev/null || echo refused); ` +
+      "exec bun /opt/agent.js";
+    for (
+      const [policy, reached] of [
+        [["--env.agent.runtime.block", '["*"]'], "refused"],
+        [["--env.agent.runtime.allow", JSON.stringify([`${one}:8080`])], "one"],
+      ] as const
+    ) {
+      const argv = relayRunArgs("openai", fake.url, relayImage.tag);
+      argv.splice(argv.indexOf("--env.agent.runtime.block"), 2, ...policy);
+      argv[argv.indexOf("--env.agent.harness.command") + 1] = JSON.stringify([
+        "bash",
+        "-c",
+        program,
+      ]);
+      const sent = fake.requests.length;
+      const { episodes } = await evalInProcess(argv);
+      const t = at(at(episodes, 0).traces, 0);
+      assert.deepEqual(t.errors, [], JSON.stringify(t.errors));
+      assert.equal(fake.requests.length - sent, 2, policy.join(" "));
+      const output = JSON.stringify(t.info);
+      assert.match(output, new RegExp(`reached=${reached}`), policy.join(" "));
+      assert.match(output, /streamed=streamed: hello world/);
+    }
   });
 });
