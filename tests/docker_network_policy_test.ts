@@ -13,7 +13,7 @@ import process from "node:process";
 import { after, before, describe, it } from "node:test";
 import { ConfigError } from "../kit/errors.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
-import docker, { networkRuleMatches, RUN_LABEL } from "../plugins/runtimes/docker/mod.ts";
+import docker, { networkRuleMatches, RUN_LABEL, runArgs } from "../plugins/runtimes/docker/mod.ts";
 import {
   iptablesRules,
   NON_GLOBAL_V4,
@@ -128,6 +128,19 @@ describe("docker network rules at the address level", () => {
     for (const cidr of NON_GLOBAL_V4) {
       assert.equal(verdict(text, cidr.split("/")[0]!, 80), "REJECT", cidr);
     }
+    // the container resolves a named rule's host to the addresses the filter names
+    const args = runArgs(
+      { ...docker.config.parse({}), block: ["api.test:443"] },
+      "c",
+      {},
+      plan.hosts,
+    );
+    const flag = (name: string) => args[args.indexOf(name) + 1];
+    assert.deepEqual(
+      [flag("--network"), flag("--add-host"), flag("--sysctl")],
+      ["bridge", "api.test:198.51.100.7", "net.ipv6.conf.all.disable_ipv6=1"],
+    );
+    assert.deepEqual(args.filter((_, i) => args[i - 1] === "--cap-drop"), ["NET_ADMIN", "NET_RAW"]);
     await assert.rejects(
       planEgress("allow", [parseRule("nowhere.test") as never], () => Promise.resolve([])),
       /nowhere\.test.*no IPv4 address/,
@@ -257,7 +270,7 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
   });
 
   it('the model endpoint answers under block = ["*"] and under allow rules alike', async () => {
-    const [one] = ips as [string, string];
+    const [one, two] = ips as [string, string];
     const relayImage = buildRelayImage();
     image = relayImage;
     const fake: FakeOpenAI = await startFakeOpenAI({
@@ -267,12 +280,12 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
     openai = fake;
     process.env.VF_RELAY_TEST_KEY = KEY;
     // the program first tries the server with a plain socket, then calls the model
-    const program = `echo reached=$( (${get(one, 8080)}) 2>/dev/null || echo refused); ` +
-      "exec bun /opt/agent.js";
+    const program = `echo reached=$( (${get(one, 8080)}) 2>/dev/null || echo refused)` +
+      ` other=$( (${get(two, 8080)}) 2>/dev/null || echo refused); exec bun /opt/agent.js`;
     for (
       const [policy, reached] of [
-        [["--env.agent.runtime.block", '["*"]'], "refused"],
-        [["--env.agent.runtime.allow", JSON.stringify([`${one}:8080`])], "one"],
+        [["--env.agent.runtime.block", '["*"]'], "refused other=refused"],
+        [["--env.agent.runtime.allow", JSON.stringify([`${one}:8080`])], "one other=refused"],
       ] as const
     ) {
       const argv = relayRunArgs("openai", fake.url, relayImage.tag);

@@ -43,10 +43,12 @@ export const DockerRuntimeConfig = z.object({
     "Disk in GB: accepted, not enforced (Docker has no portable per-container size limit)",
   ),
   allow: z.array(z.string().min(1)).default(["*"]).describe(
-    'Destinations the container may reach: host globs or URL origins; ["*"] = all, [] = none',
+    "Destinations the container may reach: hosts, IPv4 addresses or URL origins " +
+      '(a port or scheme: TCP to that port only); ["*"] = all, [] = none',
   ),
   block: z.array(z.string().min(1)).default([]).describe(
-    'Destinations refused (only with allow = ["*"]); ["*"] = none but the framework\'s',
+    'Destinations refused (only with allow = ["*"]; private ranges are then refused too); ' +
+      '["*"] = none but the framework\'s',
   ),
 });
 
