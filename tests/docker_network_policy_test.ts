@@ -11,7 +11,11 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { ConfigError } from "../kit/errors.ts";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, SandboxError } from "../kit/errors.ts";
+import { listSandboxes } from "../kit/runtime/ledger.ts";
 import type { Runtime } from "../kit/runtime/runtime.ts";
 import docker, { networkRuleMatches, RUN_LABEL, runArgs } from "../plugins/runtimes/docker/mod.ts";
 import {
@@ -262,6 +266,33 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
     await open.start();
     assert.equal((await fetchFrom(open, one)).said, "one");
     await open.stopConfirmed();
+  });
+
+  it("rules that cannot be loaded fail the start clearly, and the container goes", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "vf-policy-bin-"));
+    const path = process.env.PATH;
+    // a PATH with the docker CLI but no nsenter
+    symlinkSync(
+      execFileSync("sh", ["-c", "command -v docker"], { encoding: "utf8" }).trim(),
+      join(bin, "docker"),
+    );
+    process.env.PATH = bin;
+    try {
+      const rt = makeDocker({ allow: [`${ips[0]}:8080`] });
+      await assert.rejects(
+        rt.start(),
+        (e: unknown) =>
+          e instanceof SandboxError && /Cannot load the network rules/.test(e.message) &&
+          /nsenter/.test(e.hint ?? ""),
+      );
+      await rt.stopConfirmed();
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
+    }
+    const left = containersLabelled(`${RUN_LABEL}=${RUN}`).filter((id) => !servers.includes(id));
+    assert.deepEqual(left, [], "the container is gone");
+    assert.deepEqual(listSandboxes(), []);
   });
 
   it("leaves no rule on this machine: they lived in the container's namespace", () => {

@@ -45,18 +45,21 @@ export async function resolveEgress(
       hint: HINT,
     });
   }
-  const timer = new Promise<never>((_, reject) =>
-    setTimeout(
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
       () => reject(new Error(`resolving the network rules took over ${STEP_TIMEOUT_MS} ms`)),
       STEP_TIMEOUT_MS,
-    ).unref?.()
-  );
+    );
+  });
   try {
-    return await Promise.race([planEgress(mode, targets, lookup), timer]);
+    return await Promise.race([planEgress(mode, targets, lookup), late]);
   } catch (e) {
     throw new SandboxError(`Cannot resolve the network rules: ${(e as Error).message}`, {
       hint: "Give hosts this machine resolves, or IPv4 addresses",
     });
+  } finally {
+    clearTimeout(timer);
   }
 }
 
