@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, SandboxError } from "../kit/errors.ts";
@@ -185,6 +185,7 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
 
   let image: { tag: string; remove(): void } | undefined;
   let openai: FakeOpenAI | undefined;
+  const relayImageOnce = () => image ??= buildRelayImage();
 
   after(async () => {
     for (const rt of made) await rt.stop();
@@ -302,8 +303,7 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
 
   it('the model endpoint answers under block = ["*"] and under allow rules alike', async () => {
     const [one, two] = ips as [string, string];
-    const relayImage = buildRelayImage();
-    image = relayImage;
+    const relayImage = relayImageOnce();
     const fake: FakeOpenAI = await startFakeOpenAI({
       apiKey: KEY,
       script: (b) => (b as { stream?: boolean }).stream ? "streamed: hello world" : "json answer",
@@ -334,6 +334,48 @@ describe("docker network rules against the engine", { skip: skip ?? false }, () 
       const output = JSON.stringify(t.info);
       assert.match(output, new RegExp(`reached=${reached}`), policy.join(" "));
       assert.match(output, /streamed=streamed: hello world/);
+    }
+  });
+
+  it("a task's network_allow reaches its own container; a task without one keeps the run's", async () => {
+    const [one, two] = ips as [string, string];
+    const tag = relayImageOnce().tag;
+    const dir = mkdtempSync(join(tmpdir(), "vf-policy-tasks-"));
+    try {
+      const rows = [
+        { prompt: "allows one", answer: "x", network_allow: [`${one}:8080`] },
+        { prompt: "allows two", answer: "x", network_allow: [`http://${two}:8080`] },
+        { prompt: "no policy", answer: "x" },
+      ];
+      writeFileSync(join(dir, "tasks.jsonl"), rows.map((r) => JSON.stringify(r)).join("\n"));
+      const program = `echo one=$( (${get(one, 8080)}) 2>/dev/null || echo refused)` +
+        ` two=$( (${get(two, 8080)}) 2>/dev/null || echo refused)`;
+      writeFileSync(
+        join(dir, "tasks.toml"),
+        [
+          `[env.taskset]\nid = "jsonl"\npath = ${JSON.stringify(join(dir, "tasks.jsonl"))}`,
+          `[env.agent.harness]\nid = "command"\ncommand = ["bash", "-c", ${
+            JSON.stringify(program)
+          }]`,
+          `[env.agent.runtime]\ntype = "docker"\nimage = "${tag}"`,
+        ].join("\n"),
+      );
+      const { episodes } = await evalInProcess(["@", join(dir, "tasks.toml"), "-m", "oracle"], {
+        cwd: dir,
+      });
+      const seen = Object.fromEntries(episodes.map((e) => {
+        const t = at(e.traces, 0);
+        assert.deepEqual(t.errors, [], JSON.stringify(t.errors));
+        const out = (t.info as { agent_output?: { stdout?: string } }).agent_output?.stdout;
+        return [String(e.task.data.prompt), String(out).trim()];
+      }));
+      assert.deepEqual(seen, {
+        "allows one": "one=one two=refused",
+        "allows two": "one=refused two=two",
+        "no policy": "one=one two=two",
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
