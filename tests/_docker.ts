@@ -58,6 +58,25 @@ export function containersLabelled(label: string): string[] {
   return r.out.split("\n").map((s) => s.trim()).filter(Boolean);
 }
 
+/**
+ * Ids of the docker runtime's containers (label `io.verifiers-ts.sandbox=1`) whose run label
+ * (`io.verifiers-ts.run`, the run directory) lies under `dir`: a test's own runs.
+ */
+export function containersOfRunsUnder(dir: string): string[] {
+  const ids = containersLabelled("io.verifiers-ts.sandbox=1");
+  if (ids.length === 0) return [];
+  const r = docker([
+    "inspect",
+    "--type",
+    "container",
+    "--format",
+    '{{.Id}} {{index .Config.Labels "io.verifiers-ts.run"}}',
+    ...ids,
+  ]);
+  return r.out.split("\n").filter(Boolean).map((l) => l.split(" ") as [string, string])
+    .filter(([, run]) => run?.startsWith(dir)).map(([id]) => id);
+}
+
 /** Removes containers by id (test cleanup). */
 export function removeContainers(ids: string[]): void {
   if (ids.length) docker(["rm", "--force", ...ids]);

@@ -13,6 +13,7 @@ import {
   type NetworkPolicy,
   normalizePolicy,
 } from "./network_policy.ts";
+import { type EgressTarget, policyTargets } from "./egress_rules.ts";
 
 /** The label every container of this runtime carries: `vf sandboxes gc` touches no other. */
 export const MANAGED_LABEL = "io.verifiers-ts.sandbox";
@@ -42,10 +43,12 @@ export const DockerRuntimeConfig = z.object({
     "Disk in GB: accepted, not enforced (Docker has no portable per-container size limit)",
   ),
   allow: z.array(z.string().min(1)).default(["*"]).describe(
-    'Destinations the container may reach: host globs or URL origins; ["*"] = all, [] = none',
+    "Destinations the container may reach: hosts, IPv4 addresses or URL origins " +
+      '(a port or scheme: TCP to that port only); ["*"] = all, [] = none',
   ),
   block: z.array(z.string().min(1)).default([]).describe(
-    'Destinations refused (only with allow = ["*"]); ["*"] = none but the framework\'s',
+    'Destinations refused (only with allow = ["*"]; private ranges are then refused too); ' +
+      '["*"] = none but the framework\'s',
   ),
 });
 
@@ -68,7 +71,7 @@ export function gpuCount(gpu: string | null): number {
 
 /**
  * The policy of a config, normalized as Python does; a ConfigError for what Python refuses
- * and for what this runtime cannot enforce yet (rules other than all or nothing).
+ * and for rules the container's filter cannot enforce (host globs: `egress_rules.ts`).
  */
 export function networkPolicy(config: DockerRuntimeConfig): NetworkPolicy {
   const r = normalizePolicy(config.allow, config.block);
@@ -77,14 +80,26 @@ export function networkPolicy(config: DockerRuntimeConfig): NetworkPolicy {
       hint: 'Give either allow rules (with block = []) or block rules (with allow = ["*"])',
     });
   }
-  if (isRestricted(r.policy) && !isFrameworkOnly(r.policy)) {
-    throw new ConfigError([{
-      path: "allow",
-      message: 'the docker runtime enforces only allow = ["*"] (no limit) or ' +
-        'block = ["*"] (no network) so far; per-destination rules are not enforced',
-    }], { hint: 'Use block = ["*"] to cut the container off, or drop the rules' });
+  const targets = egressTargets(r.policy);
+  if (targets !== null && "error" in targets) {
+    throw new ConfigError([{ path: targets.mode, message: targets.error }], {
+      hint: "Name each host (api.example.com), an IPv4 address, or * (any address), " +
+        "with a port or scheme when only that should count",
+    });
   }
   return r.policy;
+}
+
+/**
+ * The address-level targets of a policy with per-destination rules; null when it has none
+ * (no limit, or framework-only).
+ */
+export function egressTargets(policy: NetworkPolicy):
+  | { mode: "allow" | "block"; targets: EgressTarget[] }
+  | { mode: "allow" | "block"; error: string }
+  | null {
+  if (!isRestricted(policy) || isFrameworkOnly(policy)) return null;
+  return policyTargets(policy);
 }
 
 /** A container name Docker accepts, unique per instance: `vf-<name>-<suffix>`. */
@@ -95,18 +110,28 @@ export function containerName(name: string, suffix: string): string {
 
 /**
  * The `docker run` arguments of a container: detached, never pulled, labelled, limited as
- * configured, on the host network (no policy) or none (framework-only), `sleep` as its
- * PID 1 for {@link CONTAINER_LIFETIME_S} and removed by the engine when that ends.
+ * configured, `sleep` as its PID 1 for {@link CONTAINER_LIFETIME_S} and removed by the
+ * engine when that ends. Network: the host's (no policy), none (framework-only), or, for
+ * per-destination rules, the default bridge with IPv6 off, `NET_ADMIN`/`NET_RAW` dropped and
+ * `hosts` (`name:address`) pinned; the provider then loads the rules (`egress.ts`).
  */
 export function runArgs(
   config: DockerRuntimeConfig,
   name: string,
   labels: Record<string, string>,
+  hosts: readonly string[] = [],
 ): string[] {
   const policy = networkPolicy(config);
   const args = ["run", "--detach", "--rm", "--pull", "never", "--name", name];
   for (const [k, v] of Object.entries(labels)) args.push("--label", `${k}=${v}`);
-  args.push("--network", isFrameworkOnly(policy) ? "none" : "host");
+  if (isFrameworkOnly(policy)) args.push("--network", "none");
+  else if (!isRestricted(policy)) args.push("--network", "host");
+  else {
+    args.push("--network", "bridge", "--cap-drop", "NET_ADMIN", "--cap-drop", "NET_RAW");
+    args.push("--security-opt", "no-new-privileges");
+    args.push("--sysctl", "net.ipv6.conf.all.disable_ipv6=1");
+    for (const h of hosts) args.push("--add-host", h);
+  }
   if (config.cpu !== null) args.push("--cpus", String(config.cpu));
   if (config.memory !== null) args.push("--memory", `${Math.floor(config.memory * 1024 ** 3)}b`);
   const gpus = gpuCount(config.gpu);

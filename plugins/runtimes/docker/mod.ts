@@ -20,7 +20,9 @@
  *
  * Images are never pulled (`--pull never`): one missing from this machine fails the start
  * with a SandboxError naming it and how to build or pull it. Network: no policy runs on the
- * host network (as Python); `block = ["*"]` (or `allow = []`) runs with no network at all.
+ * host network (as Python); `block = ["*"]` (or `allow = []`) runs with no network at all;
+ * rules naming destinations are packet filter rules of the container's own namespace
+ * (`egress.ts`, `egress_rules.ts`).
  *
  * @module
  */

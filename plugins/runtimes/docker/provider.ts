@@ -26,7 +26,15 @@ import {
   isNoSuchContainer,
   isNoSuchImage,
 } from "./cli.ts";
-import { type DockerRuntimeConfig, MANAGED_LABEL, RUN_LABEL, runArgs } from "./config.ts";
+import {
+  type DockerRuntimeConfig,
+  egressTargets,
+  MANAGED_LABEL,
+  networkPolicy,
+  RUN_LABEL,
+  runArgs,
+} from "./config.ts";
+import { applyEgress, resolveEgress } from "./egress.ts";
 
 /** Ledger and limiter name of the provider. */
 export const PROVIDER = "docker";
@@ -73,13 +81,20 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
   prepare(): Promise<SandboxCreation<DockerHandle>> {
     const labels: Record<string, string> = { [MANAGED_LABEL]: "1" };
     if (this.#run) labels[RUN_LABEL] = this.#run;
-    const args = runArgs(this.#config, this.#name, labels);
+    const egress = egressTargets(networkPolicy(this.#config));
     const image = this.#config.image;
     return Promise.resolve({
       journal: { labels: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
       create: async (signal?: AbortSignal): Promise<CreatedSandbox<DockerHandle>> => {
         // not cut short by the signal: a container must never be made unseen
         void signal;
+        // names are resolved once, before the container exists: a failure makes nothing
+        const plan = egress && "targets" in egress
+          ? await resolveEgress(egress.mode, egress.targets).catch((e) => {
+            throw refusal(e as SandboxError);
+          })
+          : null;
+        const args = runArgs(this.#config, this.#name, labels, plan?.hosts);
         const r = await docker(args, { timeoutMs: CREATE_TIMEOUT_MS });
         if (r.exitCode !== 0) {
           if (isEngineUnreachable(r)) throw refusal(engineUnreachable(r));
@@ -95,6 +110,16 @@ export class DockerProvider implements SandboxProvider<DockerHandle> {
         const id = new TextDecoder().decode(r.stdout).trim().split("\n").pop() ?? "";
         if (!/^[0-9a-f]{12,64}$/.test(id)) {
           throw new SandboxError(`docker run printed no container id: "${id.slice(0, 100)}"`);
+        }
+        if (plan) {
+          // no program but `sleep` runs before the rules hold: one that cannot be loaded
+          // fails the start, and the container goes (the ledger keeps it if that fails)
+          try {
+            await applyEgress(id, plan);
+          } catch (e) {
+            const left = await removeContainer(id).catch(() => null);
+            throw left === null ? e : refusal(e as SandboxError);
+          }
         }
         return { id, handle: { id } };
       },

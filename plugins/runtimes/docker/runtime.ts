@@ -13,7 +13,7 @@ import {
   type DockerRuntimeConfig,
   networkPolicy,
 } from "./config.ts";
-import { isFrameworkOnly } from "./network_policy.ts";
+import { isRestricted } from "./network_policy.ts";
 import { type DockerHandle, DockerProvider } from "./provider.ts";
 
 /** Options of a {@link DockerRuntime} beyond its config. */
@@ -44,6 +44,6 @@ export class DockerRuntime extends RemoteSandboxRuntime<DockerHandle> {
       handleName: "container id",
       ...(options.log === undefined ? {} : { log: options.log }),
     });
-    this.hostLoopback = !isFrameworkOnly(networkPolicy(config));
+    this.hostLoopback = !isRestricted(networkPolicy(config));
   }
 }
