@@ -129,9 +129,13 @@ describe("kill -9 of a docker run, gc, --resume", { skip: skip ?? false }, () =>
       const kept = lines();
       assert.equal(kept.length, QUICK, "only the quick episodes were done");
       assert.equal(atKill.made, IN_FLIGHT, JSON.stringify(atKill));
-      // a `docker run` the killed run had sent finishes on its own: let it land
-      await new Promise((r) => setTimeout(r, 1500));
+      // a `docker run` the killed run had sent finishes on its own: let it land (slowly, on a
+      // loaded engine)
       const dir = runDir()!;
+      for (const until = Date.now() + 30_000; Date.now() < until;) {
+        if (containersOfRunsUnder(dir).length >= IN_FLIGHT) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
       assert.equal(
         containersOfRunsUnder(dir).length,
         IN_FLIGHT,
