@@ -97,6 +97,7 @@ export type ErrorCode =
   | "harness_error"
   | "sandbox_error"
   | "task_error"
+  | "toolset_error"
   | "env_error"
   | "rollout_error";
 
@@ -194,6 +195,7 @@ export type RolloutErrorType =
   | "HarnessError"
   | "SandboxError"
   | "TaskError"
+  | "ToolsetError"
   | "EnvError"
   | "RolloutError";
 
@@ -203,6 +205,7 @@ const ROLLOUT_ERROR_CODES: Record<RolloutErrorType, ErrorCode> = {
   HarnessError: "harness_error",
   SandboxError: "sandbox_error",
   TaskError: "task_error",
+  ToolsetError: "toolset_error",
   EnvError: "env_error",
   RolloutError: "rollout_error",
 };
@@ -262,6 +265,13 @@ export class MissingCredentialsError extends SandboxError {
 export class TaskError extends RolloutError {
   constructor(message: string, options: VerifiersErrorOptions = {}) {
     super("TaskError", message, options);
+  }
+}
+
+/** A toolset's MCP server could not be started, reached or initialized. */
+export class ToolsetError extends RolloutError {
+  constructor(message: string, options: VerifiersErrorOptions = {}) {
+    super("ToolsetError", message, options);
   }
 }
 

@@ -15,7 +15,7 @@
  */
 import type { ProgramResult } from "../runtime/runtime.ts";
 import type { Message } from "../trace/types.ts";
-import type { ChatToolSpec, HostTool } from "./tools.ts";
+import type { ChatToolSpec, HostTool, ToolCallRecord } from "./tools.ts";
 import { sleep } from "../util/sleep.ts";
 import { wireFetchText } from "../wire/in_process.ts";
 import {
@@ -41,6 +41,8 @@ export interface ChatLoopOptions {
   signal: AbortSignal;
   /** Run-log callback. */
   log?: (message: string) => void;
+  /** Receives every tool call once it is answered (for the trace). */
+  onToolCall?: (record: ToolCallRecord) => void;
   /** Retries of a 429/5xx/connection failure, as the OpenAI SDKs do. @default 2 */
   maxRetries?: number;
   /** Delay before the first retry in ms; doubles per retry. @default 500 */
@@ -82,8 +84,17 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<ProgramResu
     }
     for (const call of calls) {
       options.signal.throwIfAborted();
-      const { id, content } = await runToolCall(call, byName, options.signal);
+      const started = performance.now();
+      const { id, name, raw, content, error } = await runToolCall(call, byName, options.signal);
       messages.push({ role: "tool", tool_call_id: id, content });
+      options.onToolCall?.({
+        id,
+        name,
+        arguments: raw,
+        result: content,
+        error,
+        duration: (performance.now() - started) / 1000,
+      });
     }
   }
 }
@@ -159,32 +170,54 @@ function parseCompletion(text: string, json: unknown): PostResult {
   return { ok: true, message: out };
 }
 
-/** Runs one tool call; bad calls become corrective text. */
+interface ToolCallOutcome {
+  id: string;
+  name: string;
+  raw: string;
+  content: string;
+  error: string | null;
+}
+
+/** Runs one tool call; bad calls and {@link ToolError}s become corrective text. */
 async function runToolCall(
   call: unknown,
   tools: Map<string, HostTool>,
   signal: AbortSignal,
-): Promise<{ id: string; content: string }> {
+): Promise<ToolCallOutcome> {
   const c = (call ?? {}) as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
   const id = typeof c.id === "string" ? c.id : "";
   const name = typeof c.function?.name === "string" ? c.function.name : "";
+  const raw = c.function?.arguments;
+  const rawText = typeof raw === "string" ? raw : JSON.stringify(raw ?? null);
+  const failed = (error: string): ToolCallOutcome => ({
+    id,
+    name,
+    raw: rawText,
+    content: `Error: ${error}`,
+    error,
+  });
   const tool = tools.get(name);
   if (!tool) {
     const available = tools.size > 0 ? [...tools.keys()].join(", ") : "none";
-    return { id, content: `Error: unknown tool '${name}'. Available tools: ${available}.` };
+    return failed(`unknown tool '${name}'. Available tools: ${available}.`);
   }
-  const raw = c.function?.arguments;
   let args: unknown;
   try {
     args = typeof raw === "string" ? JSON.parse(raw) : raw;
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return { id, content: `Error: the arguments of tool '${name}' are not valid JSON (${why}).` };
+    return failed(`the arguments of tool '${name}' are not valid JSON (${why}).`);
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    return { id, content: `Error: the arguments of tool '${name}' must be a JSON object.` };
+    return failed(`the arguments of tool '${name}' must be a JSON object.`);
   }
-  return { id, content: await tool.run(args as Record<string, unknown>, signal) };
+  try {
+    const content = await tool.run(args as Record<string, unknown>, signal);
+    return { id, name, raw: rawText, content, error: null };
+  } catch (err) {
+    if (err instanceof Error && err.name === "ToolError") return failed(err.message);
+    throw err;
+  }
 }
 
 /** `Retry-After` in ms when it is a sane number of seconds (0 < s <= 60), else null. */

@@ -14,6 +14,7 @@ import { harnessEnv, withCommandEnv } from "../../kit/runtime/agent_env.ts";
 import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { agentOutput } from "./agent_output.ts";
 import type { RolloutPlan } from "./rollout_plan.ts";
+import type { ToolsetConnection } from "../../kit/mcp/connection.ts";
 
 const TAIL_CHARS = 2000;
 
@@ -30,6 +31,7 @@ export async function runAgent(
   agentTimeout: number | null,
   signal: AbortSignal,
   ctxFor: (rt: Runtime | null, s: AbortSignal) => HookContext,
+  toolsets: ToolsetConnection[] = [],
 ): Promise<void> {
   const capped = capHarnessTimeout(agentTimeout, runtime);
   if (capped.capped) {
@@ -74,6 +76,7 @@ export async function runAgent(
         signal: s,
         log: plan.log,
         info: trace.info,
+        ...(toolsets.length > 0 ? { toolsets } : {}),
       }));
     if (plan.harness.capabilities.executesCode) {
       trace.info.agent_output = agentOutput(result, [session.secret]);
