@@ -208,6 +208,8 @@ export type {
 } from "./mcp/source.ts";
 export type { McpToolInfo, ToolOutcome, ToolsetConnection } from "./mcp/connection.ts";
 export { toolsetHostTools } from "./mcp/host_tools.ts";
+export { startToolsetGateway } from "./mcp/start_gateway.ts";
+export type { GatewayEndpoint, GatewayOptions, ToolsetGateway } from "./mcp/gateway.ts";
 export { lastNumber } from "./scoring/extract.ts";
 export { judgeVerdict, parseJudgeChoice } from "./scoring/judge_choice.ts";
 export { EXTRACTOR_RE, matchAnswer, normalizeText } from "./scoring/match.ts";

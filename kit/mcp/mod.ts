@@ -39,3 +39,10 @@ export {
   type ToolsetConnection,
 } from "./connection.ts";
 export { type ToolsetHostToolOptions, toolsetHostTools } from "./host_tools.ts";
+export {
+  type GatewayEndpoint,
+  type GatewayOptions,
+  serveToolsetGateway,
+  type ToolsetGateway,
+} from "./gateway.ts";
+export { startToolsetGateway } from "./start_gateway.ts";
