@@ -29,7 +29,7 @@ import {
   runDirProblems,
   runRealPython,
 } from "./_python_v1.ts";
-import { prepare, run, tmp, traceLines } from "./_run.ts";
+import { FAST, prepare, run, tmp, traceLines } from "./_run.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import { wireTaskData } from "../lib/rollout/new_trace.ts";
@@ -312,7 +312,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     assert.match(r.stderr, /client\.type/);
   });
 
-  it("takes tool_timeout and disabled_tools on a host-side harness, refuses them elsewhere", async () => {
+  it("takes tool_timeout and disabled_tools on a harness with tools, refuses them elsewhere", async () => {
     const cwd = tmp();
     const base = JSON.parse(readFileSync(join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), "utf8"));
     base.env.agent.harness.tool_timeout = 30;
@@ -323,8 +323,7 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     const harness = loaded.config.env.agent.harness as Record<string, unknown>;
     assert.equal(harness.tool_timeout, 30);
     assert.deepEqual(harness.disabled_tools, ["lookup_get"]);
-    base.env.agent.harness.id = "command";
-    base.env.agent.harness.command = ["true"];
+    base.env.agent.harness.id = FAST; // a harness without tools
     writeFileSync(path, JSON.stringify(base));
     for (const key of ["tool_timeout", "disabled_tools"]) {
       await assert.rejects(
