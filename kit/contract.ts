@@ -18,6 +18,8 @@ import type { AgentBundle } from "./harness/acp/install.ts";
 import type { TaskData } from "./tasks/task_data.ts";
 import type { Message, Trace } from "./trace/types.ts";
 import type { EnvPlugin } from "./env_contract.ts";
+import type { ToolsetSource } from "./mcp/source.ts";
+import type { ToolsetConnection } from "./mcp/connection.ts";
 import type { JudgePlugin } from "./judge_contract.ts";
 import type { InterceptHook, RequestStopHook, ResponseStopHook } from "./intercept.ts";
 
@@ -82,6 +84,11 @@ export interface HookContext<C = TasksetConfig> {
   /** The taskset's resolved config. */
   config: C;
   signal: AbortSignal;
+  /**
+   * The state of each of the rollout's toolsets by name, read once the agent stopped
+   * (absent before; a server that keeps no readable state gives undefined).
+   */
+  toolsets?: Record<string, unknown>;
 }
 
 /** A value a reward or metric hook may return: one number, or several keyed numbers. */
@@ -146,6 +153,11 @@ export interface TaskHooks<C = TasksetConfig> {
   key?(task: TaskData): string;
   /** Extra environment for commands of this task's runtime (not traced). */
   runtimeEnv?(task: TaskData): Record<string, string>;
+  /**
+   * The MCP toolsets a rollout of `task` gives the agent (Python's `Taskset.toolsets` and
+   * `Task.toolsets`): TypeScript toolsets, servers started by command, servers at a URL.
+   */
+  toolsets?(task: TaskData, config: C): ToolsetSource[];
 }
 
 /** A taskset: config in, tasks out. `S` is the schema of its own config keys. */
@@ -174,6 +186,8 @@ export interface HarnessCapabilities {
   needsContainer: boolean;
   /** The harness sends the system prompt as a system message (else it is folded). */
   appendsSystemPrompt: boolean;
+  /** Offers a rollout's MCP toolsets to the model (a taskset with toolsets needs it). */
+  toolsets?: boolean;
 }
 
 /** What a harness gets to run one rollout; `C` is the harness's resolved config. */
@@ -198,6 +212,8 @@ export interface HarnessLaunchContext<C = HarnessConfig> {
    * agent's tool calls and reply under `acp`). Absent when the caller keeps no trace.
    */
   info?: Record<string, unknown>;
+  /** The rollout's connected MCP toolsets (for a harness whose capabilities say `toolsets`). */
+  toolsets?: ToolsetConnection[];
 }
 
 /** An agent program. `S` is the schema of its own config keys. */

@@ -98,6 +98,7 @@ export type ErrorCode =
   | "harness_error"
   | "sandbox_error"
   | "task_error"
+  | "toolset_error"
   | "env_error"
   | "rollout_error";
 
@@ -195,6 +196,7 @@ export type RolloutErrorType =
   | "HarnessError"
   | "SandboxError"
   | "TaskError"
+  | "ToolsetError"
   | "EnvError"
   | "RolloutError";
 
@@ -204,6 +206,7 @@ const ROLLOUT_ERROR_CODES: Record<RolloutErrorType, ErrorCode> = {
   HarnessError: "harness_error",
   SandboxError: "sandbox_error",
   TaskError: "task_error",
+  ToolsetError: "toolset_error",
   EnvError: "env_error",
   RolloutError: "rollout_error",
 };
@@ -263,6 +266,13 @@ export class MissingCredentialsError extends SandboxError {
 export class TaskError extends RolloutError {
   constructor(message: string, options: VerifiersErrorOptions = {}) {
     super("TaskError", message, options);
+  }
+}
+
+/** A toolset's MCP server could not be started, reached or initialized. */
+export class ToolsetError extends RolloutError {
+  constructor(message: string, options: VerifiersErrorOptions = {}) {
+    super("ToolsetError", message, options);
   }
 }
 

@@ -95,6 +95,7 @@ export {
   renderConfigIssue,
   SandboxError,
   TaskError,
+  ToolsetError,
   VerifiersError,
 } from "./errors.ts";
 export type { ConfigIssue, ErrorCode, ErrorReport } from "./errors.ts";
@@ -203,8 +204,34 @@ export type { WireHandler, WireReply, WireRequest } from "./wire/http.ts";
 /** `fetch` that reaches the run's own servers in-process (a host-side harness uses it). */
 export { serveInProcess, wireFetch, wireFetchText, type WireTextReply } from "./wire/in_process.ts";
 export type { WireFetchInit } from "./wire/in_process.ts";
-export { bashSystemPrompt, createBashTool, createEditTool } from "./harness/tools.ts";
-export type { HostTool } from "./harness/tools.ts";
+export {
+  bashSystemPrompt,
+  createBashTool,
+  createEditTool,
+  toolCallRecorder,
+  ToolError,
+  withoutDisabled,
+} from "./harness/tools.ts";
+export type { ChatToolSpec, HostTool, ToolCallRecord } from "./harness/tools.ts";
+export { hostToolKeys } from "./harness/tool_keys.ts";
+export type { HostToolKeysShape } from "./harness/tool_keys.ts";
+/**
+ * MCP toolsets: the definition side and the host-side tools (the SDK-backed serving and
+ * connecting live in `./kit/mcp`, loaded only by what uses them).
+ */
+export { defineToolset, isToolsetDefinition, STATE_URI, tool } from "./mcp/toolset.ts";
+export type { ToolRunContext, ToolsetDefinition, ToolsetTool } from "./mcp/toolset.ts";
+export { checkSources, sourceName, sourcePrefix } from "./mcp/source.ts";
+export type {
+  CommandToolsetSource,
+  InlineToolsetSource,
+  ToolsetSource,
+  UrlToolsetSource,
+} from "./mcp/source.ts";
+export type { McpToolInfo, ToolOutcome, ToolsetConnection } from "./mcp/connection.ts";
+export { toolsetHostTools } from "./mcp/host_tools.ts";
+export { startToolsetGateway } from "./mcp/start_gateway.ts";
+export type { GatewayEndpoint, GatewayOptions, ToolsetGateway } from "./mcp/gateway.ts";
 export { lastNumber } from "./scoring/extract.ts";
 export { judgeVerdict, parseJudgeChoice } from "./scoring/judge_choice.ts";
 export { EXTRACTOR_RE, matchAnswer, normalizeText } from "./scoring/match.ts";

@@ -210,11 +210,14 @@ describe("bash harness", () => {
       executesCode: true,
       needsContainer: false,
       appendsSystemPrompt: true,
+      toolsets: true,
     });
     assert.deepEqual(bashHarness.config.parse({}), {
       command_timeout: 3600,
       edit: true,
       max_output_bytes: null,
+      tool_timeout: 600,
+      disabled_tools: null,
     });
     assert.throws(() => bashHarness.config.parse({ command_timeout: -1 }));
   });
@@ -476,14 +479,15 @@ describe("bash harness", () => {
 });
 
 describe("null harness", () => {
-  it("declares no code execution and has no config keys", () => {
+  it("declares no code execution and only the tool keys", () => {
     assert.equal(nullHarness.id, "null");
     assert.deepEqual(nullHarness.capabilities, {
       executesCode: false,
       needsContainer: false,
       appendsSystemPrompt: true,
+      toolsets: true,
     });
-    assert.deepEqual(nullHarness.config.parse({}), {});
+    assert.deepEqual(nullHarness.config.parse({}), { tool_timeout: 600, disabled_tools: null });
   });
 
   it("sends the messages unchanged without tools and ends at the first reply", async () => {

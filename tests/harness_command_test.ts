@@ -137,6 +137,7 @@ describe("command harness", () => {
       executesCode: true,
       needsContainer: false,
       appendsSystemPrompt: true,
+      toolsets: true,
     });
     assert.throws(() => commandHarness.config.parse({}));
     assert.throws(() => commandHarness.config.parse({ command: [] }));
@@ -151,6 +152,8 @@ describe("command harness", () => {
       prompt_var: "VF_PROMPT",
       system_prompt_var: "VF_SYSTEM_PROMPT",
       env: {},
+      tool_timeout: 600,
+      disabled_tools: null,
     });
   });
 

@@ -29,7 +29,7 @@ import {
   runDirProblems,
   runRealPython,
 } from "./_python_v1.ts";
-import { prepare, run, tmp, traceLines } from "./_run.ts";
+import { FAST, prepare, run, tmp, traceLines } from "./_run.ts";
 import { type FakeReply, startFakeOpenAI } from "./fakes/openai_server.ts";
 import { runEval } from "../lib/run/run_eval.ts";
 import { wireTaskData } from "../lib/rollout/new_trace.ts";
@@ -289,8 +289,6 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     const refused: [string, (c: Record<string, any>) => void][] = [
       ["env.agent.runtime.allow", (c) => c.env.agent.runtime.allow = ["example.com"]],
       ["env.agent.runtime.block", (c) => c.env.agent.runtime.block = ["example.com"]],
-      ["env.agent.harness.tool_timeout", (c) => c.env.agent.harness.tool_timeout = 30],
-      ["env.agent.harness.disabled_tools", (c) => c.env.agent.harness.disabled_tools = ["edit"]],
       ["env.agent.harness.skills", (c) => c.env.agent.harness.skills = ["a.md"]],
       ["env.agent.harness.search", (c) => c.env.agent.harness.search = true],
       ["env.agent.model", (c) => c.env.agent.model = "other"],
@@ -312,6 +310,28 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
     const r = await runCli(["eval", "@", join(cwd, "py.json"), "--dry-run"], { cwd });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /client\.type/);
+  });
+
+  it("takes tool_timeout and disabled_tools on a harness with tools, refuses them elsewhere", async () => {
+    const cwd = tmp();
+    const base = JSON.parse(readFileSync(join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), "utf8"));
+    base.env.agent.harness.tool_timeout = 30;
+    base.env.agent.harness.disabled_tools = ["lookup_get"];
+    const path = join(cwd, "py.json");
+    writeFileSync(path, JSON.stringify(base));
+    const loaded = await loadEvalConfig(["@", path], { cwd });
+    const harness = loaded.config.env.agent.harness as Record<string, unknown>;
+    assert.equal(harness.tool_timeout, 30);
+    assert.deepEqual(harness.disabled_tools, ["lookup_get"]);
+    base.env.agent.harness.id = FAST; // a harness without tools
+    writeFileSync(path, JSON.stringify(base));
+    for (const key of ["tool_timeout", "disabled_tools"]) {
+      await assert.rejects(
+        loadEvalConfig(["@", path], { cwd }),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(`env.agent.harness.${key}`),
+        key,
+      );
+    }
   });
 
   it("ignores harmless Python settings with a warning each, and push = true", async () => {

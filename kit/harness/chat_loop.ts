@@ -15,7 +15,7 @@
  */
 import type { ProgramResult } from "../runtime/runtime.ts";
 import type { Message } from "../trace/types.ts";
-import type { ChatToolSpec, HostTool } from "./tools.ts";
+import type { ChatToolSpec, HostTool, ToolCallRecord } from "./tools.ts";
 import { sleep } from "../util/sleep.ts";
 import { wireFetchText } from "../wire/in_process.ts";
 import { TOOL_HOOK_PATH } from "../intercept.ts";
@@ -42,6 +42,8 @@ export interface ChatLoopOptions {
   signal: AbortSignal;
   /** Run-log callback. */
   log?: (message: string) => void;
+  /** Receives every tool call once it is answered (for the trace). */
+  onToolCall?: (record: ToolCallRecord) => void;
   /** Retries of a 429/5xx/connection failure, as the OpenAI SDKs do. @default 2 */
   maxRetries?: number;
   /** Delay before the first retry in ms; doubles per retry. @default 500 */
@@ -90,22 +92,33 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<ProgramResu
     for (const call of calls) {
       options.signal.throwIfAborted();
       const hook = options.toolHooks ? toolHook(options) : null;
-      const callId = (call as { id?: unknown } | null)?.id;
-      let result: { id: string; content: string } | null = null;
-      if (hook !== null && typeof callId === "string") {
-        const before = await hook("before", { id: callId, content: "" });
+      const started = performance.now();
+      let result: ToolCallOutcome | null = null;
+      const identity = callIdentity(call);
+      if (hook !== null && identity.id !== "") {
+        const before = await hook("before", { id: identity.id, content: "" });
         if (before.action === "stop") return before.result;
-        if (before.action === "rewrite") result = { id: callId, content: before.content };
+        if (before.action === "rewrite") {
+          result = { ...identity, content: before.content, error: null };
+        }
       }
       if (result === null) {
         result = await runToolCall(call, byName, options.signal);
         if (hook !== null) {
           const after = await hook("after", result);
           if (after.action === "stop") return after.result;
-          if (after.action === "rewrite") result = { id: result.id, content: after.content };
+          if (after.action === "rewrite") result = { ...result, content: after.content };
         }
       }
       messages.push({ role: "tool", tool_call_id: result.id, content: result.content });
+      options.onToolCall?.({
+        id: result.id,
+        name: result.name,
+        arguments: result.raw,
+        result: result.content,
+        error: result.error,
+        duration: (performance.now() - started) / 1000,
+      });
     }
   }
 }
@@ -224,32 +237,62 @@ function parseCompletion(text: string, json: unknown): PostResult {
   return { ok: true, message: out };
 }
 
-/** Runs one tool call; bad calls become corrective text. */
+interface ToolCallOutcome {
+  id: string;
+  name: string;
+  raw: string;
+  content: string;
+  error: string | null;
+}
+
+/** A tool call's id, name and arguments as sent ("" where the model left one out). */
+function callIdentity(call: unknown): { id: string; name: string; raw: string } {
+  const c = (call ?? {}) as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+  const raw = c.function?.arguments;
+  return {
+    id: typeof c.id === "string" ? c.id : "",
+    name: typeof c.function?.name === "string" ? c.function.name : "",
+    raw: typeof raw === "string" ? raw : JSON.stringify(raw ?? null),
+  };
+}
+
+/** Runs one tool call; bad calls and {@link ToolError}s become corrective text. */
 async function runToolCall(
   call: unknown,
   tools: Map<string, HostTool>,
   signal: AbortSignal,
-): Promise<{ id: string; content: string }> {
-  const c = (call ?? {}) as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
-  const id = typeof c.id === "string" ? c.id : "";
-  const name = typeof c.function?.name === "string" ? c.function.name : "";
+): Promise<ToolCallOutcome> {
+  const { id, name, raw: rawText } = callIdentity(call);
+  const raw = (call as { function?: { arguments?: unknown } } | null)?.function?.arguments;
+  const failed = (error: string): ToolCallOutcome => ({
+    id,
+    name,
+    raw: rawText,
+    content: `Error: ${error}`,
+    error,
+  });
   const tool = tools.get(name);
   if (!tool) {
     const available = tools.size > 0 ? [...tools.keys()].join(", ") : "none";
-    return { id, content: `Error: unknown tool '${name}'. Available tools: ${available}.` };
+    return failed(`unknown tool '${name}'. Available tools: ${available}.`);
   }
-  const raw = c.function?.arguments;
   let args: unknown;
   try {
     args = typeof raw === "string" ? JSON.parse(raw) : raw;
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return { id, content: `Error: the arguments of tool '${name}' are not valid JSON (${why}).` };
+    return failed(`the arguments of tool '${name}' are not valid JSON (${why}).`);
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    return { id, content: `Error: the arguments of tool '${name}' must be a JSON object.` };
+    return failed(`the arguments of tool '${name}' must be a JSON object.`);
   }
-  return { id, content: await tool.run(args as Record<string, unknown>, signal) };
+  try {
+    const content = await tool.run(args as Record<string, unknown>, signal);
+    return { id, name, raw: rawText, content, error: null };
+  } catch (err) {
+    if (err instanceof Error && err.name === "ToolError") return failed(err.message);
+    throw err;
+  }
 }
 
 /** `Retry-After` in ms when it is a sane number of seconds (0 < s <= 60), else null. */

@@ -30,6 +30,55 @@ export interface HostTool {
   run(args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
 }
 
+/**
+ * Thrown by a {@link HostTool} for a call that failed in a way the model should see: the
+ * loop answers `Error: <message>` and records the error on the call. Any other throw ends
+ * the loop.
+ */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolError";
+  }
+}
+
+/** One tool call as a host-side loop records it (`trace.info.tool_calls[]`). */
+export interface ToolCallRecord {
+  /** The model's tool call id. */
+  id: string;
+  /** The advertised tool name. */
+  name: string;
+  /** The arguments as the model sent them (JSON text). */
+  arguments: string;
+  /** What the model was answered. */
+  result: string;
+  /** Why the call failed (unknown tool, bad arguments, tool error), else null. */
+  error: string | null;
+  /** Seconds the call took. */
+  duration: number;
+}
+
+/**
+ * A chat loop's `onToolCall` that appends each record to `info.tool_calls` (the trace's
+ * `info` a harness is handed); it records nothing when there is no info.
+ */
+export function toolCallRecorder(
+  info: Record<string, unknown> | undefined,
+): (record: ToolCallRecord) => void {
+  return (record) => {
+    if (!info) return;
+    const list = Array.isArray(info.tool_calls) ? info.tool_calls : (info.tool_calls = []);
+    (list as ToolCallRecord[]).push(record);
+  };
+}
+
+/** Drops the tools named in `disabled` (Python's `disabled_tools`); null keeps all. */
+export function withoutDisabled(tools: HostTool[], disabled: string[] | null): HostTool[] {
+  if (!disabled || disabled.length === 0) return tools;
+  const off = new Set(disabled);
+  return tools.filter((t) => !off.has(t.spec.function.name));
+}
+
 /** First sentence of the `bash` harness system prompt. */
 const BASH_PROMPT =
   "You are a coding agent. You have access to a bash tool for running shell commands.";

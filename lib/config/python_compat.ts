@@ -107,7 +107,7 @@ const RULES: readonly Rule[] = [
     harnessKey: true,
     defaults: [600, 600.0],
     otherwise: "refuse",
-    why: "this harness has no per-tool timeout (the bash harness has `command_timeout`)",
+    why: "this harness has no per-tool timeout",
   },
   {
     path: "env.agent.harness.disabled_tools",

@@ -15,6 +15,7 @@ import { DeadlineExceeded, nowSeconds, withDeadline } from "./deadline.ts";
 import { agentOutput } from "./agent_output.ts";
 import type { RolloutPlan } from "./rollout_plan.ts";
 import { ordered, type SessionHooks } from "../interception/hooks.ts";
+import type { ToolsetConnection } from "../../kit/mcp/connection.ts";
 
 const TAIL_CHARS = 2000;
 
@@ -31,6 +32,7 @@ export async function runAgent(
   agentTimeout: number | null,
   signal: AbortSignal,
   ctxFor: (rt: Runtime | null, s: AbortSignal) => HookContext,
+  toolsets: ToolsetConnection[] = [],
 ): Promise<void> {
   const capped = capHarnessTimeout(agentTimeout, runtime);
   if (capped.capped) {
@@ -77,6 +79,7 @@ export async function runAgent(
         signal: s,
         log: plan.log,
         info: trace.info,
+        ...(toolsets.length > 0 ? { toolsets } : {}),
       }));
     if (plan.harness.capabilities.executesCode) {
       trace.info.agent_output = agentOutput(result, [session.secret]);

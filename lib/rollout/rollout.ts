@@ -26,6 +26,8 @@ import type { RetryPolicy } from "../config/eval_config.ts";
 import type { RolloutPlan } from "./rollout_plan.ts";
 import { agentRuntime, runAgent } from "./agent_stage.ts";
 import { taskRuntimeConfig } from "./task_runtime.ts";
+import { closeToolsets, openRolloutToolsets, toolsetStates } from "./toolset_stage.ts";
+import type { ToolsetConnection } from "../../kit/mcp/connection.ts";
 
 /** The resources each run's runtime lacks that a task asked for, warned about once. */
 const WARNED = new WeakMap<RolloutPlan, Set<string>>();
@@ -125,12 +127,15 @@ async function runOnce(
   };
   let runtime: Runtime | null = null;
   let failed = false;
+  let toolsets: ToolsetConnection[] = [];
+  let states: Record<string, unknown> | undefined;
   const ctxFor = (rt: Runtime | null, s: AbortSignal): HookContext => ({
     task,
     trace,
     runtime: rt,
     config: plan.tasksetConfig,
     signal: s,
+    ...(states ? { toolsets: states } : {}),
   });
   try {
     // open: runtime, then one setup deadline for task then harness setup
@@ -185,7 +190,8 @@ async function runOnce(
     } finally {
       trace.timing.setup.end = nowSeconds();
     }
-    await runAgent(plan, trace, task, rt, messages, timeouts.agent, signal, ctxFor);
+    toolsets = await openRolloutToolsets(plan, task, signal);
+    await runAgent(plan, trace, task, rt, messages, timeouts.agent, signal, ctxFor, toolsets);
   } catch (err) {
     failed = true;
     recordError(
@@ -195,6 +201,11 @@ async function runOnce(
     );
   }
   failed ||= trace.errors.length > 0;
+  if (toolsets.length > 0) {
+    // read before the servers stop; finalize and scoring see it
+    if (!failed) states = await toolsetStates(toolsets, signal);
+    await closeToolsets(toolsets);
+  }
 
   // close: finalize then score (stopped runs still score), unless failed
   if (!failed && !signal.aborted) {

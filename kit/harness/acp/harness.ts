@@ -23,6 +23,9 @@ import { promptText } from "../../tasks/task_data.ts";
 import { type AgentBundle, type AgentPackage, ensureAgentInstall } from "./install.ts";
 import { newAcpRecord } from "./record.ts";
 import { runAcpSession } from "./session.ts";
+import { toolCallRecorder } from "../tools.ts";
+import type { ToolsetGateway } from "../../mcp/gateway.ts";
+import { startToolsetGateway } from "../../mcp/start_gateway.ts";
 
 /** The pinned Bun the agents run under (the runtime verifiers-ts itself is built with). */
 export const BUN_PACKAGE: AgentPackage = {
@@ -123,7 +126,12 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
     ...(spec.auxiliaryCall ? { auxiliaryCall: spec.auxiliaryCall } : {}),
     description: spec.description,
     config,
-    capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
+    capabilities: {
+      executesCode: true,
+      needsContainer: false,
+      appendsSystemPrompt: true,
+      toolsets: true,
+    },
     async setup(runtime, config, signal) {
       checkRuntime(spec.id, runtime);
       checkSkills(spec, config as C);
@@ -141,7 +149,16 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
       const stateDir = `/tmp/vf-acp-${randomUUID()}`;
       const record = newAcpRecord();
       if (ctx.info) ctx.info.acp = record;
+      let gateway: ToolsetGateway | null = null;
       try {
+        if (ctx.toolsets?.length) {
+          gateway = await startToolsetGateway(ctx.toolsets, {
+            timeoutS: ctx.config.tool_timeout,
+            disabled: ctx.config.disabled_tools,
+            onToolCall: toolCallRecorder(ctx.info),
+            signal: ctx.signal,
+          });
+        }
         await ctx.runtime.write(`${stateDir}/.keep`, "");
         const launch = await spec.prepare({
           ctx,
@@ -159,12 +176,23 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
           permissions: ctx.config.permissions,
           ...(launch.sessionParams ? { sessionParams: launch.sessionParams } : {}),
           ...(launch.modeId !== undefined ? { modeId: launch.modeId } : {}),
+          ...(gateway
+            ? {
+              mcpServers: gateway.endpoints.map((e) => ({
+                type: "http" as const,
+                name: e.name,
+                url: e.url,
+                headers: Object.entries(e.headers).map(([name, value]) => ({ name, value })),
+              })),
+            }
+            : {}),
           startTimeoutMs: ctx.config.start_timeout * 1000,
           signal: ctx.signal,
           record,
           name: `${spec.id} (ACP adapter)`,
         });
       } finally {
+        await gateway?.close();
         await removeQuietly(ctx.runtime, stateDir);
       }
     },

@@ -1,6 +1,7 @@
 /**
  * The `bash` harness: a chat loop on the host whose `bash` (and optional `edit`) tool calls
- * run in the rollout's runtime, so it needs nothing installed there but bash.
+ * run in the rollout's runtime, so it needs nothing installed there but bash. The tools of
+ * the rollout's MCP toolsets are offered next to them.
  *
  * @module
  */
@@ -11,9 +12,13 @@ import {
   createEditTool,
   defineHarness,
   type HostTool,
+  hostToolKeys,
   type Message,
   promptText,
   runChatLoop,
+  toolCallRecorder,
+  toolsetHostTools,
+  withoutDisabled,
 } from "../../../kit/mod.ts";
 
 const config = z.object({
@@ -26,6 +31,7 @@ const config = z.object({
   max_output_bytes: z.number().int().positive().nullable().default(null).describe(
     "Cap each bash tool output at this many bytes (null: no cap).",
   ),
+  ...hostToolKeys,
 });
 
 /** The `bash` harness plugin. */
@@ -33,25 +39,37 @@ export default defineHarness({
   id: "bash",
   description: "Chat loop on the host with bash and edit tools executed in the runtime.",
   config,
-  capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
+  capabilities: {
+    executesCode: true,
+    needsContainer: false,
+    appendsSystemPrompt: true,
+    toolsets: true,
+  },
   launch(ctx) {
     const cfg = ctx.config;
-    const tools: HostTool[] = [
+    const own: HostTool[] = [
       createBashTool(ctx.runtime, {
         timeoutS: cfg.command_timeout,
         maxOutputBytes: cfg.max_output_bytes,
       }),
     ];
-    if (cfg.edit) tools.push(createEditTool(ctx.runtime));
+    if (cfg.edit) own.push(createEditTool(ctx.runtime));
+    const mcp = toolsetHostTools(ctx.toolsets ?? [], {
+      timeoutS: cfg.tool_timeout,
+      reserved: own.map((t) => t.spec.function.name),
+    });
+    const tools = withoutDisabled([...own, ...mcp], cfg.disabled_tools);
+    const edit = tools.some((t) => t.spec.function.name === "edit");
     return runChatLoop({
       endpoint: ctx.endpoint,
       secret: ctx.secret,
       model: ctx.model,
-      messages: withSystemPrompt(ctx.messages, cfg.edit),
+      messages: withSystemPrompt(ctx.messages, edit),
       tools,
       signal: ctx.signal,
       log: ctx.log,
       toolHooks: true,
+      onToolCall: toolCallRecorder(ctx.info),
     });
   },
 });

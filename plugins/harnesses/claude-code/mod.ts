@@ -36,8 +36,17 @@ export default defineAcpHarness({
   auxiliaryCall: ({ body }) => isTitleCall(body) ? "session_title" : null,
   prepare({ ctx, installDir, stateDir, js, systemPrompt, modulePath }) {
     const disallowed = ctx.config.disabled_tools ?? [];
+    const options: Record<string, unknown> = {};
+    if (disallowed.length > 0) options.disallowedTools = disallowed;
+    const toolsets = ctx.toolsets ?? [];
+    if (toolsets.length > 0) {
+      // only the task's servers (as Python's harness), and their tools run without the
+      // auto-mode safety check, which cannot run offline (it refuses every MCP call)
+      options.strictMcpConfig = true;
+      options.allowedTools = toolsets.map((t) => `mcp__${t.name}`);
+    }
     const claudeCode: Record<string, unknown> = {};
-    if (disallowed.length > 0) claudeCode.options = { disallowedTools: disallowed };
+    if (Object.keys(options).length > 0) claudeCode.options = options;
     return Promise.resolve({
       argv: [js, modulePath("@agentclientprotocol/claude-agent-acp", "dist/index.js")],
       env: {

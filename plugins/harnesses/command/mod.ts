@@ -9,7 +9,10 @@
  * API (`POST /v1/responses`) and Anthropic Messages (`POST /v1/messages`,
  * `.../count_tokens`): Anthropic SDKs find the endpoint's root in `ANTHROPIC_BASE_URL` and
  * the key in `ANTHROPIC_API_KEY`. The tail of the program's stdout and
- * stderr is kept on the trace (`info.agent_output`) whatever its exit code.
+ * stderr is kept on the trace (`info.agent_output`) whatever its exit code. When the task
+ * has MCP toolsets, `VF_MCP_CONFIG` holds `{"mcpServers": {<name>: {url, headers,
+ * timeout}}}` (as Python's `--mcp-config`): streamable HTTP endpoints on this host whose
+ * calls are recorded on the trace.
  *
  * The messages file lives outside the program's working directory (a program that lists
  * or commits its directory must not see it). On a runtime on this machine it goes in a
@@ -26,6 +29,8 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import {
   defineHarness,
+  HarnessError,
+  hostToolKeys,
   openRelay,
   ownedWorkdirPrefix,
   promptText,
@@ -33,11 +38,16 @@ import {
   type Runtime,
   SandboxError,
   type SandboxRelay,
+  startToolsetGateway,
   toChatMessages,
+  toolCallRecorder,
+  type ToolsetGateway,
 } from "../../../kit/mod.ts";
 
 /** Variable naming the file that holds the initial messages as JSON. */
 const MESSAGES_FILE_VAR = "VF_MESSAGES_FILE";
+/** Variable holding the toolsets' MCP endpoints (JSON), when the task has toolsets. */
+const MCP_CONFIG_VAR = "VF_MCP_CONFIG";
 
 const varName = z.string().regex(
   /^[A-Za-z_][A-Za-z0-9_]*$/,
@@ -71,6 +81,7 @@ const config = z.object({
   env: z.record(z.string(), z.string()).default({}).describe(
     "Extra environment variables for the program (the variables above win).",
   ),
+  ...hostToolKeys,
 });
 
 /** The `command` harness plugin. */
@@ -80,9 +91,21 @@ export default defineHarness({
     "serves OpenAI chat completions and Responses, and Anthropic Messages; the tail of " +
     "its output is kept in trace info.agent_output).",
   config,
-  capabilities: { executesCode: true, needsContainer: false, appendsSystemPrompt: true },
+  capabilities: {
+    executesCode: true,
+    needsContainer: false,
+    appendsSystemPrompt: true,
+    toolsets: true,
+  },
   async launch(ctx) {
     const cfg = ctx.config;
+    const toolsets = ctx.toolsets ?? [];
+    if (toolsets.length > 0 && !ctx.runtime.isLocal && ctx.runtime.hostLoopback !== true) {
+      throw new HarnessError(
+        `the command harness reaches MCP toolsets only from a runtime on this host, ` +
+          `not '${ctx.runtime.info.type}'`,
+      );
+    }
     const messagesFile = messagesPath(ctx.runtime);
     await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
     // a sandbox has no route to this host's loopback: its programs go through a relay
@@ -104,11 +127,22 @@ export default defineHarness({
       [cfg.system_prompt_var]: promptText(ctx.messages.filter((m) => m.role === "system")),
       [MESSAGES_FILE_VAR]: messagesFile,
     };
-    ctx.log(`command harness: running ${JSON.stringify(cfg.command)}`);
+    let gateway: ToolsetGateway | null = null;
     try {
+      if (toolsets.length > 0) {
+        gateway = await startToolsetGateway(toolsets, {
+          timeoutS: cfg.tool_timeout,
+          disabled: cfg.disabled_tools,
+          onToolCall: toolCallRecorder(ctx.info),
+          signal: ctx.signal,
+        });
+        env[MCP_CONFIG_VAR] = gateway.mcpConfig();
+      }
+      ctx.log(`command harness: running ${JSON.stringify(cfg.command)}`);
       if (relay === null) return await ctx.runtime.run(cfg.command, { env, signal: ctx.signal });
       return await runBehindRelay(ctx.runtime, cfg.command, env, ctx.signal, relay);
     } finally {
+      await gateway?.close();
       await relay?.close();
       await removeQuietly(ctx.runtime, messagesFile);
     }
