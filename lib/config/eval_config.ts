@@ -93,6 +93,42 @@ const SamplingConfig = z.object({
   seed: z.number().int().nullable().default(null).describe("Provider sampling seed"),
 }).catchall(z.unknown());
 
+/**
+ * A seat's own client (`env.<role>.client`), as Python's `AgentConfig.client`: the keys it
+ * sets replace the run's, the others are the run's (`type` is Python's union tag, `eval`).
+ */
+const SeatClientConfig = z.strictObject({
+  type: z.literal("eval").optional().describe("Python's client kind (eval only)"),
+  base_url: z.string().nullable().default(null).describe("Base URL (default: the run's)"),
+  api_key_var: z.string().nullable().default(null).describe(
+    "Variable holding the API key (default: the run's)",
+  ),
+  headers: z.record(z.string(), z.string()).nullable().default(null).describe(
+    "Extra HTTP headers (default: the run's)",
+  ),
+});
+
+/** A seat's client after validation (see {@link SeatClientConfig}). */
+export type SeatClient = z.output<typeof SeatClientConfig>;
+
+/** A seat's model, client and sampling (null = the run's), as Python's `AgentConfig`. */
+const SeatModelShape = {
+  model: z.string().nullable().default(null).describe("The seat's model (default: the run's)"),
+  client: SeatClientConfig.nullable().default(null).describe(
+    "The seat's client (default: the run's)",
+  ),
+  sampling: SamplingConfig.nullable().default(null).describe(
+    "The seat's sampling, merged over the run's",
+  ),
+};
+
+/** A seat's model, client and sampling after validation (null = the run's). */
+export type SeatModel = {
+  model: string | null;
+  client: SeatClient | null;
+  sampling: EvalConfig["sampling"] | null;
+};
+
 /** A judge entry after validation: the common keys plus the judge's own. */
 export type JudgeEntry = JudgeFields & Record<string, unknown>;
 
@@ -224,7 +260,7 @@ export type EvalConfig = {
         stops: Record<string, PluggedHookEntry>;
       };
     };
-    agent: SessionLimits & {
+    agent: SessionLimits & SeatModel & {
       harness: HarnessFields;
       runtime: RuntimeFields;
       timeout: StageTimeouts;
@@ -295,6 +331,7 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
     harness: harness.prefault({}),
     runtime: runtime.prefault({}),
     ...SessionLimitsShape,
+    ...SeatModelShape,
     timeout: StageTimeoutsConfig.prefault({}),
     retries: RetryConfig.prefault({}),
   });

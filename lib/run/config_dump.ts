@@ -77,6 +77,7 @@ export function savedConfig(
   const sampling = d.sampling as Record<string, unknown>;
   if (sampling.seed === null) delete sampling.seed;
   const agent = d.env.agent as unknown as Record<"runtime" | "harness", Record<string, unknown>>;
+  seatForPython(d.env.agent, d.client);
   const sideAgent: Record<string, unknown> = {};
   const runtime = splitRuntimeConfig(agent.runtime);
   agent.runtime = runtime.wire;
@@ -114,6 +115,24 @@ export function savedConfig(
   if (Object.keys(sideClient).length > 0) side.client = sideClient;
   for (const c of clientsOf(dump)) maskClient(c);
   return { dump: scrubbed(dump), side: scrubbed(side) };
+}
+
+/**
+ * A seat's client and sampling as Python's `AgentConfig` writes them (in place): a client
+ * in full (the run's keys where the seat sets none, as the seat resolves them).
+ */
+function seatForPython(seat: EvalConfig["env"]["agent"], run: EvalConfig["client"]): void {
+  if (seat.client) {
+    const c = seat.client;
+    seat.client = {
+      type: "eval",
+      base_url: c.base_url ?? run.base_url,
+      api_key_var: c.api_key_var ?? run.api_key_var,
+      headers: c.headers ?? { ...run.headers },
+    };
+  }
+  const sampling = seat.sampling as Record<string, unknown> | null;
+  if (sampling?.seed === null) delete sampling.seed;
 }
 
 /**
@@ -156,15 +175,21 @@ function maskClient(client: unknown): void {
 function clientsOf(config: Record<string, unknown>): unknown[] {
   const env = config.env as { taskset?: { task?: { judges?: unknown } } } | undefined;
   const judges = env?.taskset?.task?.judges;
-  return [config.client, ...(Array.isArray(judges) ? judges : [])];
+  const seat = (config.env as { agent?: { client?: unknown } } | undefined)?.agent?.client;
+  return [config.client, ...(Array.isArray(judges) ? judges : []), ...(seat ? [seat] : [])];
 }
 
 /** Config paths holding a secret the saved config masks (a resume must give them again). */
 export function maskedSecretPaths(config: EvalConfig): string[] {
   const out: string[] = [];
+  const judges = config.env.taskset.task.judges.length;
   clientsOf(config as unknown as Record<string, unknown>).forEach((client, i) => {
     if (typeof client !== "object" || client === null) return;
-    const where = i === 0 ? "client" : `env.taskset.task.judges[${i - 1}]`;
+    const where = i === 0
+      ? "client"
+      : i > judges
+      ? "env.agent.client"
+      : `env.taskset.task.judges[${i - 1}]`;
     const c = client as { base_url?: string | null; headers?: Record<string, string> };
     if (isMaskedUrl(c.base_url)) out.push(`${where}.base_url`);
     for (const [name, value] of Object.entries(c.headers ?? {})) {

@@ -15,16 +15,32 @@ import type { ProviderClient } from "../clients/provider_client.ts";
 import type { MetricHook, RewardHook, StopHook } from "../../kit/contract.ts";
 import { configureJudge } from "../rollout/judge_context.ts";
 import { applyPlugs } from "../plugins/plugged.ts";
-import type { RolloutPlan } from "../rollout/rollout.ts";
+import type { ClientConfigValue, RolloutPlan } from "../rollout/rollout.ts";
+import { MASK, maskUrl } from "../../kit/secrets.ts";
 import type { NamedMetric, NamedReward } from "../rollout/scoring.ts";
+import { seatCalls } from "./seats.ts";
 
 /** Services a plan uses, made by the run. */
 export interface PlanServices {
   client: ProviderClient;
+  /** The client of a seat with its own (`env.agent.client`); the run's client otherwise. */
+  seatClient?: ProviderClient | undefined;
   interception: InterceptionServer;
   oracle: OracleServer | null;
   log(message: string): void;
   warn(message: string): void;
+}
+
+/** A seat's own client as its trace records it (no secrets: URL userinfo and headers masked). */
+function seatClientRecord(client: ClientConfigValue | null): Record<string, unknown> | null {
+  if (!client) return null;
+  const headers = Object.fromEntries(Object.keys(client.headers).map((k) => [k, MASK]));
+  return {
+    type: "eval",
+    base_url: client.base_url === null ? null : maskUrl(client.base_url),
+    api_key_var: client.api_key_var,
+    headers,
+  };
 }
 
 /** Builds the rollout plan of a loaded config. */
@@ -62,9 +78,7 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   });
   // the runtime's cross-field rules (e.g. Prime idle_timeout <= timeout), before any rollout
   runtime.check?.(agent.runtime);
-  const sampling = Object.fromEntries(
-    Object.entries(config.sampling).filter(([, v]) => v !== null),
-  );
+  const calls = seatCalls(config, agent);
   const ready = Promise.all(loads).then(() => {});
   ready.catch(() => {});
   return {
@@ -79,8 +93,9 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
       ...agent,
       // Python's runtime configs forbid unknown keys: the trace carries only Python's.
       runtime: splitRuntimeConfig(agent.runtime).wire,
-      model: config.model,
-      sampling: config.sampling,
+      model: calls.model,
+      sampling: calls.sampling,
+      client: seatClientRecord(calls.client),
     }),
     limits: {
       max_turns: agent.max_turns,
@@ -90,9 +105,9 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     },
     timeouts: agent.timeout,
     retries: agent.retries,
-    model: config.model!,
-    sampling,
-    client: services.client,
+    model: calls.model,
+    sampling: calls.sampling,
+    client: services.seatClient ?? services.client,
     interception: services.interception,
     oracle: services.oracle,
     scoring: { rewards, metrics, judges: configuredJudges },

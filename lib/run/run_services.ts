@@ -10,6 +10,7 @@ import { DIALECTS } from "../dialects/mod.ts";
 import { inProcessOracle } from "../clients/oracle.ts";
 import { createProviderClient, stallMs } from "../clients/provider_client.ts";
 import { buildRolloutPlan } from "./plan.ts";
+import { seatCalls } from "./seats.ts";
 import type { CheckedInputs } from "./run_inputs.ts";
 import type { RunLog } from "./run_log.ts";
 import { RuntimeTracker } from "./runtime_tracker.ts";
@@ -42,6 +43,15 @@ export async function startServices(
     headers: config.client.headers,
     stallTimeoutMs: stallMs(config.client.stall_timeout),
   });
+  const own = oracle ? null : seatCalls(config, config.env.agent).client;
+  const seatClient = own
+    ? createProviderClient({
+      baseUrl: own.base_url!,
+      apiKeyVar: own.api_key_var,
+      headers: own.headers,
+      stallTimeoutMs: stallMs(own.stall_timeout),
+    })
+    : undefined;
   const { host, port, tunnel } = config.env.interception;
   const interception = await startInterceptionServer({
     providerDialects: config.client.dialects.map((id) => DIALECTS[id]!),
@@ -59,6 +69,7 @@ export async function startServices(
     await interception.close();
     await oracle?.close();
     client.close();
+    seatClient?.close();
   };
   try {
     const plan = buildRolloutPlan({
@@ -68,7 +79,7 @@ export async function startServices(
         ...loaded.plugins,
         runtime: tracker.wrap(loaded.plugins.runtime, { run: runDir, log: runLog.warn }),
       },
-    }, { client, interception, oracle, log: runLog.log, warn: runLog.warn });
+    }, { client, seatClient, interception, oracle, log: runLog.log, warn: runLog.warn });
     await plan.ready;
     return { tracker, plan, close };
   } catch (err) {
