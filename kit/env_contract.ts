@@ -29,19 +29,57 @@ export interface EnvFields {
 /** An env's resolved config: the common keys plus the plugin's own (`env.n`, ...). */
 export type EnvConfig<S extends ConfigSchema = ConfigSchema> = EnvFields & OwnConfig<S>;
 
-/** One role of an episode: each `run()` is one full rollout of the task, scored. */
+/** What one run of a role may change. */
+export interface EnvRunOptions {
+  /**
+   * The task this run plays instead of the episode's (a judge's task minted from a
+   * solver's trace, say): its own data, hash and key on the trace, scored by the run's
+   * taskset hooks as the episode's task is. @default the episode's task
+   */
+  task?: TaskData;
+}
+
+/** One role of an episode: each `run()` is one full rollout of a task, scored. */
 export interface EnvAgent {
   /**
    * Runs the task once under the role's harness, model and runtime and resolves with the
-   * scored trace, which joins the episode in completion order. A failed rollout is data
-   * on its trace (`ok: false`), never a throw.
+   * scored trace (its `agent.name` is the role), which joins the episode in completion
+   * order. A failed rollout is data on its trace (`ok: false`), never a throw.
    */
-  run(): Promise<Trace>;
+  run(options?: EnvRunOptions): Promise<Trace>;
 }
 
-/** The episode's roles by name. verifiers-ts has one role today: `agent` (`env.agent.*`). */
+/**
+ * The episode's roles by name (`env.<role>.*` each), as Python's `Agents`. `agent` is the
+ * env's first role (for `user-sim` the `assistant`), so an env with one role reads it there.
+ */
 export interface EnvAgents {
   readonly agent: EnvAgent;
+  readonly [role: string]: EnvAgent;
+}
+
+/**
+ * A role an env declares: its config section `env.<role>` takes the keys of `env.agent`
+ * (harness, runtime, model, client, sampling, limits, timeouts, retries), over `defaults`.
+ */
+export interface EnvRole {
+  /** What the role does (shown by `vf plugins show env <id>`). */
+  description?: string;
+  /**
+   * The role's own defaults, as Python's role default instance (`AgentConfig(harness=
+   * {"id": "null"}, max_turns=8)` is `{ harness: { id: "null" }, max_turns: 8 }`); the
+   * config's `env.<role>` is merged over them.
+   */
+  defaults?: Readonly<Record<string, unknown>>;
+}
+
+/** The roles of an env that declares none: one `agent` (Python's `SingleAgentEnvConfig`). */
+export const DEFAULT_ROLES: Readonly<Record<string, EnvRole>> = { agent: {} };
+
+/** An env's roles in declaration order (the first is its primary role). */
+export function envRoles(env: Pick<EnvPlugin, "roles">): [string, EnvRole][] {
+  const roles = Object.entries(env.roles ?? DEFAULT_ROLES);
+  return roles.length ? roles : Object.entries(DEFAULT_ROLES);
 }
 
 /** What an env's `run` gets for one episode. */
@@ -70,6 +108,11 @@ export interface EnvPlugin<S extends ConfigSchema = ConfigSchema> extends Plugin
    * `BestOfNEnv.run() exceeded its 30s deadline`. @default the id in PascalCase plus `Env`
    */
   className?: string;
+  /**
+   * The env's roles by name, in order (Python's `AgentConfig` fields of the env config).
+   * @default `{ agent: {} }`
+   */
+  roles?: Readonly<Record<string, EnvRole>>;
   /**
    * Plays one episode: runs the agents as the env's rules say. Every finished run joins
    * the episode; an episode must carry at least one. A throw fails the episode

@@ -59,7 +59,7 @@ export type {
   TasksetConfig,
   TasksetPlugin,
 } from "./contract.ts";
-export { defineEnv, envClassName, recordMetric } from "./env_contract.ts";
+export { DEFAULT_ROLES, defineEnv, envClassName, envRoles, recordMetric } from "./env_contract.ts";
 export type {
   EnvAgent,
   EnvAgents,
@@ -67,7 +67,9 @@ export type {
   EnvFields,
   EnvFinalizeContext,
   EnvPlugin,
+  EnvRole,
   EnvRunContext,
+  EnvRunOptions,
 } from "./env_contract.ts";
 export { parsePluginConfig } from "./parse_config.ts";
 export {

@@ -90,3 +90,91 @@ describe("a seat's own model, client and sampling", () => {
     assertExchangeable(out);
   });
 });
+
+describe("an env's roles (env.<role>.*)", () => {
+  const CRITIC = join(import.meta.dirname!, "fixtures", "envs", "critic.ts");
+  let provider: Fake;
+  before(async () => {
+    process.env.VF_ROLES_KEY = "sk-roles";
+    provider = await startFakeOpenAI({
+      apiKey: "sk-roles",
+      script: (body) => {
+        const messages = body.messages as { role: string; content: string }[];
+        const prompt = messages.filter((m) => m.role === "user").at(-1)!.content;
+        const text = body.model === "critic-model" ? "no" : Array.from(prompt).reverse().join("");
+        return `<reversed_text>${text}</reversed_text>`;
+      },
+    });
+  });
+  after(async () => await provider.close());
+
+  const args = (extra: string[]) => [
+    "reverse-text",
+    "-n",
+    "2",
+    "-c",
+    "1",
+    "-m",
+    "run-model",
+    "--env.id",
+    CRITIC,
+    "--client.base-url",
+    provider.url,
+    "--client.api-key-var",
+    "VF_ROLES_KEY",
+    ...extra,
+  ];
+
+  it("runs each role with its own section, its defaults under it, its name on its trace", async () => {
+    const before = provider.requests.length;
+    const out = await evalInProcess(args([
+      "--env.solver.harness.id",
+      "null",
+      "--env.critic.model",
+      "critic-model",
+      "--env.critic.sampling.temperature",
+      "0.1",
+    ]));
+    const calls = provider.requests.slice(before).map((r) => r.body as Record<string, unknown>);
+    assert.deepEqual(calls.map((b) => b.model), [
+      "run-model",
+      "critic-model",
+      "run-model",
+      "critic-model",
+    ]);
+    assert.deepEqual(calls.map((b) => b.temperature), [undefined, 0.1, undefined, 0.1]);
+    for (const ep of out.episodes) {
+      assert.equal(ep.ok, true, JSON.stringify(ep.errors));
+      assert.deepEqual(ep.traces.map((t) => t.agent.name), ["solver", "critic"]);
+      const [solver, critic] = ep.traces;
+      assert.equal(solver!.rewards.lcs?.score, 1);
+      assert.ok(critic!.rewards.lcs!.score < 1);
+      assert.equal(critic!.agent.config.max_turns, 1);
+      assert.equal((critic!.agent.config.harness as { id: string }).id, "null");
+      assert.equal(critic!.agent.config.model, "critic-model");
+    }
+    const config = JSON.parse(readFileSync(join(out.runDir, "configs", "eval.json"), "utf8"));
+    assert.equal(config.env.agent, undefined, "the first role is written under its own name");
+    assert.equal(config.env.solver.harness.id, "null");
+    assert.equal(config.env.critic.harness.id, "null");
+    assert.equal(config.env.critic.max_turns, 1);
+    assert.equal(config.env.critic.model, "critic-model");
+    assert.equal(out.summary.counts.traces, 4);
+  });
+
+  it("refuses env.agent for an env without an agent role, naming its roles", async () => {
+    await assert.rejects(
+      evalInProcess(args(["--env.agent.max-turns", "3"])),
+      (e: unknown) =>
+        e instanceof Error && /env\.agent/.test(e.message) &&
+        /env\.solver, env\.critic/.test(JSON.stringify(e) + String((e as { hint?: string }).hint)),
+    );
+  });
+
+  it("refuses a bad key in a role's section, naming its flag", async () => {
+    await assert.rejects(
+      evalInProcess(args(["--env.critic.max-turns", "0"])),
+      (e: unknown) => e instanceof Error && /--env\.critic\.max-turns/.test(e.message),
+    );
+  });
+});

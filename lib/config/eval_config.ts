@@ -155,6 +155,17 @@ export interface NarrowingPlugins {
   env?: ConfigSchema | undefined;
   /** One entry per judge in the config, in order. */
   judges?: (ConfigSchema | undefined)[] | undefined;
+  /**
+   * The env's roles other than `agent` (`env.<role>`), each narrowed to its harness and
+   * runtime; `harness`/`runtime` above narrow `env.agent`.
+   */
+  roles?: Readonly<Record<string, SeatPlugins>> | undefined;
+}
+
+/** The plugins one role's section is narrowed to. */
+export interface SeatPlugins {
+  harness?: ConfigSchema | undefined;
+  runtime?: ConfigSchema | undefined;
 }
 
 /** The common keys of a kind plus a plugin's own (the type shows the common keys only). */
@@ -305,6 +316,18 @@ export type EvalConfig = {
   frozen: boolean;
 };
 
+/** One seat's section (`env.agent`, `env.<role>`) narrowed to its harness and runtime. */
+function seatSchema(plugins: SeatPlugins) {
+  return z.strictObject({
+    harness: extend(HarnessBase, plugins.harness).prefault({}),
+    runtime: extend(RuntimeBase, plugins.runtime).prefault({}),
+    ...SessionLimitsShape,
+    ...SeatModelShape,
+    timeout: StageTimeoutsConfig.prefault({}),
+    retries: RetryConfig.prefault({}),
+  });
+}
+
 /** Builds the `EvalConfig` schema narrowed to the given plugins' config keys. */
 export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}): z.ZodType<EvalConfig> {
   return evalConfigSchema(plugins);
@@ -325,17 +348,15 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
     { ...TasksetBase, task: taskConfigSchema(judges).prefault({} as never) },
     plugins.taskset,
   );
-  const harness = extend(HarnessBase, plugins.harness);
-  const runtime = extend(RuntimeBase, plugins.runtime);
-  const agent = z.strictObject({
-    harness: harness.prefault({}),
-    runtime: runtime.prefault({}),
-    ...SessionLimitsShape,
-    ...SeatModelShape,
-    timeout: StageTimeoutsConfig.prefault({}),
-    retries: RetryConfig.prefault({}),
-  });
+  const agent = seatSchema(plugins);
+  const roles = Object.fromEntries(
+    Object.entries(plugins.roles ?? {}).map(([role, p]) => [
+      role,
+      seatSchema(p).prefault({}).describe(`The env's ${role} role`),
+    ]),
+  );
   const env = extend({
+    ...roles,
     id: z.string().default("").describe("Env id (single-agent when empty)"),
     interception: InterceptionConfig.prefault({}),
     taskset: taskset.prefault({}),

@@ -114,7 +114,7 @@ async function runOnce(
   identity: TraceTask,
   signal: AbortSignal,
 ): Promise<Trace> {
-  const trace = newTrace(identity, plan.agentConfig, plan.runtime.id);
+  const trace = newTrace(identity, plan.agentConfig, plan.runtime.id, plan.role);
   trace.timing.start = nowSeconds();
   const t = task.timeout ?? {};
   const timeouts = {

@@ -18,14 +18,23 @@ import {
   type RolloutPlan,
   runRollout,
 } from "../rollout/rollout.ts";
-import { envClassName, type EnvConfig, type EnvPlugin } from "../../kit/env_contract.ts";
+import {
+  type EnvAgent,
+  type EnvAgents,
+  envClassName,
+  type EnvConfig,
+  type EnvPlugin,
+  type EnvRunOptions,
+} from "../../kit/env_contract.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
+import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
 import type { Episode, Trace, TraceTask } from "../../kit/trace/types.ts";
 import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
 
 /** What every episode of a run shares. */
 export interface EpisodeSettings {
-  plan: RolloutPlan;
+  /** Every role's rollout plan by name, in the env's order (the first is `env.agent`'s). */
+  plans: Record<string, RolloutPlan>;
   env: { id: string; name: string };
   /** The env plugin that plays each episode, and its resolved config (`[env]`). */
   envPlugin: EnvPlugin;
@@ -152,16 +161,18 @@ async function attempt(
   // Each agent run joins the episode when it finishes (completion order); once the
   // episode deadline passed, a run it cut short is the one in flight and is left out.
   let cutShort = false;
-  const agents = {
-    agent: {
-      run: async (): Promise<Trace> => {
-        const trace = await runRollout(s.plan, task, identity, rolloutSignal);
-        if (trace.ok || !timedOut) episode.traces.push(trace);
-        else cutShort = true;
-        return trace;
-      },
+  const seat = (plan: RolloutPlan): EnvAgent => ({
+    run: async (options: EnvRunOptions = {}): Promise<Trace> => {
+      const played = options.task ?? task;
+      const id = options.task ? traceTask(taskTypeName(plan.taskset), played) : identity;
+      const trace = await runRollout(plan, played, id, rolloutSignal);
+      if (trace.ok || !timedOut) episode.traces.push(trace);
+      else cutShort = true;
+      return trace;
     },
-  };
+  });
+  const seats = Object.fromEntries(Object.entries(s.plans).map(([role, p]) => [role, seat(p)]));
+  const agents: EnvAgents = { ...seats, agent: seats.agent ?? Object.values(seats)[0]! };
   const work = s.envPlugin.run.call(s.envPlugin, {
     task,
     agents,

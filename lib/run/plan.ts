@@ -19,6 +19,7 @@ import type { ClientConfigValue, RolloutPlan } from "../rollout/rollout.ts";
 import { MASK, maskUrl } from "../../kit/secrets.ts";
 import type { NamedMetric, NamedReward } from "../rollout/scoring.ts";
 import { seatCalls } from "./seats.ts";
+import type { Seat } from "../config/roles.ts";
 
 /** Services a plan uses, made by the run. */
 export interface PlanServices {
@@ -43,12 +44,40 @@ function seatClientRecord(client: ClientConfigValue | null): Record<string, unkn
   };
 }
 
-/** Builds the rollout plan of a loaded config. */
-export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): RolloutPlan {
+/**
+ * The rollout plan of each of the env's roles, in its order (the first is `env.agent`'s):
+ * the role's section, harness, runtime and client, the run's taskset and scoring.
+ */
+export function buildRolePlans(
+  loaded: LoadedConfig,
+  services: Omit<PlanServices, "seatClient">,
+  clients: Readonly<Record<string, ProviderClient | undefined>>,
+): Record<string, RolloutPlan> {
+  const env = loaded.config.env as unknown as Record<string, Seat>;
+  return Object.fromEntries(
+    Object.entries(loaded.plugins.roles).map(([role, plugins]) => [
+      role,
+      buildRolloutPlan(
+        { ...loaded, plugins: { ...loaded.plugins, ...plugins } },
+        { ...services, seatClient: clients[role] },
+        role,
+        env[role] ?? env.agent!,
+      ),
+    ]),
+  );
+}
+
+/** Builds the rollout plan of a loaded config's `seat` (`env.agent` unless given). */
+export function buildRolloutPlan(
+  loaded: LoadedConfig,
+  services: PlanServices,
+  role = "agent",
+  seat: Seat = loaded.config.env.agent,
+): RolloutPlan {
   const config: EvalConfig = loaded.config;
   const { taskset, harness, runtime, judges } = loaded.plugins;
   if (!taskset) throw new InputError("taskset_missing", "Cannot run: no taskset");
-  const agent = config.env.agent;
+  const agent = seat;
   const task = config.env.taskset.task;
   const loads: Promise<unknown>[] = [];
   const plugOptions = { onLoadError: services.warn, loads, lock: loaded.lock };
@@ -82,6 +111,7 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   const ready = Promise.all(loads).then(() => {});
   ready.catch(() => {});
   return {
+    role,
     ready,
     taskset,
     tasksetConfig: config.env.taskset,
