@@ -32,11 +32,23 @@ export type EnvConfig<S extends ConfigSchema = ConfigSchema> = EnvFields & OwnCo
 /** What one run of a role may change. */
 export interface EnvRunOptions {
   /**
-   * The task this run plays instead of the episode's (a judge's task minted from a
-   * solver's trace, say): its own data, hash and key on the trace, scored by the run's
-   * taskset hooks as the episode's task is. @default the episode's task
+   * A task of the env's own to play instead of the episode's (a simulated user's, a
+   * judge's minted from a solver's trace), as Python's bare `vf.Task(data)`: its own data
+   * and hash on the trace, and none of the taskset's hooks (setup, stops, rewards, judges).
+   * @default the episode's task
    */
   task?: TaskData;
+  /**
+   * Fields replaced in the episode's task for this run, which stays the taskset's task
+   * (its hooks and scoring apply), as Python's `type(task)(data.model_copy(update=...))`:
+   * `{ prompt: null }` is user-sim's assistant. The trace carries the changed data.
+   */
+  override?: Partial<TaskData>;
+  /**
+   * False for a role whose tokens are never training data (a simulated user, a judge):
+   * its trace's `agent.trainable`. @default true
+   */
+  trainable?: boolean;
 }
 
 /** One role of an episode: each `run()` is one full rollout of a task, scored. */
@@ -47,6 +59,28 @@ export interface EnvAgent {
    * order. A failed rollout is data on its trace (`ok: false`), never a throw.
    */
   run(options?: EnvRunOptions): Promise<Trace>;
+  /**
+   * Opens a conversation in which the env plays the other side (Python's
+   * `Agent.interaction`): each `turn(message)` hands the agent a message and resolves with
+   * its reply; `close()` ends it, scores the one trace of every turn and adds it to the
+   * episode. A task without a prompt is fine here: the first turn opens the conversation.
+   */
+  interaction(options?: EnvRunOptions): Promise<EnvInteraction>;
+}
+
+/** One turn's outcome (Python's `Segment`). */
+export interface EnvSegment {
+  /** The agent's last reply of the turn ("" when it gave none). */
+  lastReply: string;
+  /** True when the rollout stopped (a limit such as `max_turns`, an error): no turn follows. */
+  terminated: boolean;
+}
+
+/** A conversation with one role, the env speaking for the other side. */
+export interface EnvInteraction {
+  turn(message: string): Promise<EnvSegment>;
+  /** Leaves the conversation (`stop_condition` `user_closed` unless it had stopped). */
+  close(): Promise<Trace>;
 }
 
 /**

@@ -66,10 +66,12 @@ export type {
   EnvConfig,
   EnvFields,
   EnvFinalizeContext,
+  EnvInteraction,
   EnvPlugin,
   EnvRole,
   EnvRunContext,
   EnvRunOptions,
+  EnvSegment,
 } from "./env_contract.ts";
 export { parsePluginConfig } from "./parse_config.ts";
 export {

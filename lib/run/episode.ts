@@ -23,11 +23,13 @@ import {
   type EnvAgents,
   envClassName,
   type EnvConfig,
+  type EnvInteraction,
   type EnvPlugin,
   type EnvRunOptions,
 } from "../../kit/env_contract.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
 import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
+import { openInteraction } from "../rollout/interaction.ts";
 import type { Episode, Trace, TraceTask } from "../../kit/trace/types.ts";
 import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
 
@@ -49,6 +51,24 @@ export interface EpisodeSettings {
   /** How long a cancelled rollout may take to wind down (teardown) before it is left. */
   graceMs: number;
   log(message: string): void;
+}
+
+const BARE = new WeakMap<RolloutPlan, RolloutPlan>();
+
+/** A plan for a task of the env's own: none of the taskset's hooks, stops or scoring. */
+function barePlan(plan: RolloutPlan): RolloutPlan {
+  let bare = BARE.get(plan);
+  if (!bare) {
+    const { setup: _s, finalize: _f, solution: _o, ...taskset } = plan.taskset;
+    bare = {
+      ...plan,
+      taskset: { ...taskset, rewards: {}, metrics: {}, stops: {} } as RolloutPlan["taskset"],
+      stops: [],
+      scoring: { rewards: [], metrics: [], judges: [] },
+    };
+    BARE.set(plan, bare);
+  }
+  return bare;
 }
 
 function envError(message: string): TraceErrorRecord {
@@ -161,14 +181,29 @@ async function attempt(
   // Each agent run joins the episode when it finishes (completion order); once the
   // episode deadline passed, a run it cut short is the one in flight and is left out.
   let cutShort = false;
+  const taskFor = (plan: RolloutPlan, options: EnvRunOptions) => {
+    if (options.task) {
+      return { plan: barePlan(plan), task: options.task, id: traceTask("Task", options.task) };
+    }
+    if (!options.override) return { plan, task, id: identity };
+    const changed = { ...task, ...options.override };
+    return { plan, task: changed, id: traceTask(identity.type, changed) };
+  };
+  const join = (trace: Trace, options: EnvRunOptions): Trace => {
+    if (options.trainable === false) trace.agent.trainable = false;
+    if (trace.ok || !timedOut) episode.traces.push(trace);
+    else cutShort = true;
+    return trace;
+  };
   const seat = (plan: RolloutPlan): EnvAgent => ({
     run: async (options: EnvRunOptions = {}): Promise<Trace> => {
-      const played = options.task ?? task;
-      const id = options.task ? traceTask(taskTypeName(plan.taskset), played) : identity;
-      const trace = await runRollout(plan, played, id, rolloutSignal);
-      if (trace.ok || !timedOut) episode.traces.push(trace);
-      else cutShort = true;
-      return trace;
+      const p = taskFor(plan, options);
+      return join(await runRollout(p.plan, p.task, p.id, rolloutSignal), options);
+    },
+    interaction: async (options: EnvRunOptions = {}): Promise<EnvInteraction> => {
+      const p = taskFor(plan, options);
+      const live = await openInteraction(p.plan, p.task, p.id, rolloutSignal);
+      return { turn: (m) => live.turn(m), close: async () => join(await live.close(), options) };
     },
   });
   const seats = Object.fromEntries(Object.entries(s.plans).map(([role, p]) => [role, seat(p)]));
