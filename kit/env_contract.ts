@@ -29,19 +29,91 @@ export interface EnvFields {
 /** An env's resolved config: the common keys plus the plugin's own (`env.n`, ...). */
 export type EnvConfig<S extends ConfigSchema = ConfigSchema> = EnvFields & OwnConfig<S>;
 
-/** One role of an episode: each `run()` is one full rollout of the task, scored. */
+/** What one run of a role may change. */
+export interface EnvRunOptions {
+  /**
+   * A task of the env's own to play instead of the episode's (a simulated user's, a
+   * judge's minted from a solver's trace), as Python's bare `vf.Task(data)`: its own data
+   * and hash on the trace, and none of the taskset's hooks (setup, stops, rewards, judges).
+   * @default the episode's task
+   */
+  task?: TaskData;
+  /**
+   * Fields replaced in the episode's task for this run, which stays the taskset's task
+   * (its hooks and scoring apply), as Python's `type(task)(data.model_copy(update=...))`:
+   * `{ prompt: null }` is user-sim's assistant. The trace carries the changed data.
+   */
+  override?: Partial<TaskData>;
+  /**
+   * False for a role whose tokens are never training data (a simulated user, a judge):
+   * its trace's `agent.trainable`. @default true
+   */
+  trainable?: boolean;
+}
+
+/** One role of an episode: each `run()` is one full rollout of a task, scored. */
 export interface EnvAgent {
   /**
    * Runs the task once under the role's harness, model and runtime and resolves with the
-   * scored trace, which joins the episode in completion order. A failed rollout is data
-   * on its trace (`ok: false`), never a throw.
+   * scored trace (its `agent.name` is the role), which joins the episode in completion
+   * order. A failed rollout is data on its trace (`ok: false`), never a throw.
    */
-  run(): Promise<Trace>;
+  run(options?: EnvRunOptions): Promise<Trace>;
+  /**
+   * Opens a conversation in which the env plays the other side (Python's
+   * `Agent.interaction`): each `turn(message)` hands the agent a message and resolves with
+   * its reply; `close()` ends it, scores the one trace of every turn and adds it to the
+   * episode. A task without a prompt is fine here: the first turn opens the conversation.
+   */
+  interaction(options?: EnvRunOptions): Promise<EnvInteraction>;
 }
 
-/** The episode's roles by name. verifiers-ts has one role today: `agent` (`env.agent.*`). */
+/** One turn's outcome (Python's `Segment`). */
+export interface EnvSegment {
+  /** The agent's last reply of the turn ("" when it gave none). */
+  lastReply: string;
+  /** True when the rollout stopped (a limit such as `max_turns`, an error): no turn follows. */
+  terminated: boolean;
+}
+
+/** A conversation with one role, the env speaking for the other side. */
+export interface EnvInteraction {
+  turn(message: string): Promise<EnvSegment>;
+  /** Leaves the conversation (`stop_condition` `user_closed` unless it had stopped). */
+  close(): Promise<Trace>;
+}
+
+/**
+ * The episode's roles by name (`env.<role>.*` each), as Python's `Agents`. `agent` is the
+ * env's first role (for `user-sim` the `assistant`), so an env with one role reads it there.
+ */
 export interface EnvAgents {
   readonly agent: EnvAgent;
+  readonly [role: string]: EnvAgent;
+}
+
+/**
+ * A role an env declares: its config section `env.<role>` takes the keys of `env.agent`
+ * (harness, runtime, model, client, sampling, limits, timeouts, retries), over `defaults`.
+ */
+export interface EnvRole {
+  /** What the role does (shown by `vf plugins show env <id>`). */
+  description?: string;
+  /**
+   * The role's own defaults, as Python's role default instance (`AgentConfig(harness=
+   * {"id": "null"}, max_turns=8)` is `{ harness: { id: "null" }, max_turns: 8 }`); the
+   * config's `env.<role>` is merged over them.
+   */
+  defaults?: Readonly<Record<string, unknown>>;
+}
+
+/** The roles of an env that declares none: one `agent` (Python's `SingleAgentEnvConfig`). */
+export const DEFAULT_ROLES: Readonly<Record<string, EnvRole>> = { agent: {} };
+
+/** An env's roles in declaration order (the first is its primary role). */
+export function envRoles(env: Pick<EnvPlugin, "roles">): [string, EnvRole][] {
+  const roles = Object.entries(env.roles ?? DEFAULT_ROLES);
+  return roles.length ? roles : Object.entries(DEFAULT_ROLES);
 }
 
 /** What an env's `run` gets for one episode. */
@@ -70,6 +142,11 @@ export interface EnvPlugin<S extends ConfigSchema = ConfigSchema> extends Plugin
    * `BestOfNEnv.run() exceeded its 30s deadline`. @default the id in PascalCase plus `Env`
    */
   className?: string;
+  /**
+   * The env's roles by name, in order (Python's `AgentConfig` fields of the env config).
+   * @default `{ agent: {} }`
+   */
+  roles?: Readonly<Record<string, EnvRole>>;
   /**
    * Plays one episode: runs the agents as the env's rules say. Every finished run joins
    * the episode; an episode must carry at least one. A throw fails the episode

@@ -72,15 +72,19 @@ export type {
   ResponseStopHook,
   ToolHookVerdict,
 } from "./intercept.ts";
-export { defineEnv, envClassName, recordMetric } from "./env_contract.ts";
+export { DEFAULT_ROLES, defineEnv, envClassName, envRoles, recordMetric } from "./env_contract.ts";
 export type {
   EnvAgent,
   EnvAgents,
   EnvConfig,
   EnvFields,
   EnvFinalizeContext,
+  EnvInteraction,
   EnvPlugin,
+  EnvRole,
   EnvRunContext,
+  EnvRunOptions,
+  EnvSegment,
 } from "./env_contract.ts";
 export { parsePluginConfig } from "./parse_config.ts";
 export {

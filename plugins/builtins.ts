@@ -41,6 +41,7 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
     env: {
       "best-of-n": () => import("./envs/best-of-n/mod.ts"),
       "single-agent": () => import("./envs/single-agent/mod.ts"),
+      "user-sim": () => import("./envs/user-sim/mod.ts"),
     },
   },
   // `local` is accepted for `subprocess`.

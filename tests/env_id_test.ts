@@ -20,14 +20,14 @@ async function refusal(argv: string[], cwd: string): Promise<PluginError> {
   return err;
 }
 
-const TOML = '[env]\nid = "user-sim"\n[env.taskset]\nid = "echo"\n';
+const TOML = '[env]\nid = "no-such-env"\n[env.taskset]\nid = "echo"\n';
 
 describe("env.id", () => {
   it("loadEvalConfig() refuses an unknown env id given as a flag, naming the flag", async () => {
-    const err = await refusal(["echo", "-m", "oracle", "--env.id", "user-sim"], tmp({}));
+    const err = await refusal(["echo", "-m", "oracle", "--env.id", "no-such-env"], tmp({}));
     assert.equal(err.code, "plugin_not_found");
     assert.equal(err.exitCode, 2);
-    assert.match(err.message, /^--env\.id: Cannot find env "user-sim"/);
+    assert.match(err.message, /^--env\.id: Cannot find env "no-such-env"/);
     assert.match(err.hint ?? "", /Built-in env ids: [^.]*single-agent/);
   });
 
@@ -35,7 +35,7 @@ describe("env.id", () => {
     const dir = tmp({ "eval.toml": TOML });
     const err = await refusal(["@", "eval.toml", "-m", "oracle"], dir);
     assert.equal(err.code, "plugin_not_found");
-    assert.match(err.message, /^eval\.toml: env\.id: Cannot find env "user-sim"/);
+    assert.match(err.message, /^eval\.toml: env\.id: Cannot find env "no-such-env"/);
     assert.match(err.hint ?? "", /Built-in env ids: [^.]*single-agent/);
   });
 
@@ -47,13 +47,13 @@ describe("env.id", () => {
 
   it("vf eval exits 2 for an unknown env id from either source, without a stack", async () => {
     const dir = tmp({ "eval.toml": TOML });
-    const fromFlag = await runCli(["eval", "echo", "-m", "oracle", "--env.id", "user-sim"], {
+    const fromFlag = await runCli(["eval", "echo", "-m", "oracle", "--env.id", "no-such-env"], {
       cwd: dir,
     });
     const fromFile = await runCli(["eval", "@", "eval.toml", "-m", "oracle"], { cwd: dir });
     for (const r of [fromFlag, fromFile]) {
       assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /Cannot find env "user-sim"/);
+      assert.match(r.stderr, /Cannot find env "no-such-env"/);
       assert.match(r.stderr, /hint: Built-in env ids: /);
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     }
@@ -61,8 +61,8 @@ describe("env.id", () => {
     assert.match(fromFile.stderr, /eval\.toml: env\.id: /);
   });
 
-  it("single-agent, the default env, is accepted by id and by its Python spelling", async () => {
-    for (const id of ["single-agent", "single_agent"]) {
+  it("the built-in envs are accepted by id and by their Python spelling", async () => {
+    for (const id of ["single-agent", "single_agent", "user-sim", "user_sim"]) {
       const loaded = await loadEvalConfig(["echo", "-m", "oracle", "--env.id", id], {
         cwd: tmp({}),
       });

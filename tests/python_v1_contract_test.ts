@@ -291,9 +291,6 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
       ["env.agent.runtime.block", (c) => c.env.agent.runtime.block = ["example.com"]],
       ["env.agent.harness.skills", (c) => c.env.agent.harness.skills = ["a.md"]],
       ["env.agent.harness.search", (c) => c.env.agent.harness.search = true],
-      ["env.agent.model", (c) => c.env.agent.model = "other"],
-      ["env.agent.client", (c) => c.env.agent.client = { base_url: "http://x/v1" }],
-      ["env.agent.sampling", (c) => c.env.agent.sampling = { temperature: 1 }],
       ["client.type", (c) => c.client.type = "train"],
     ];
     for (const [key, change] of refused) {
@@ -332,6 +329,24 @@ describe("vf outputs that Python v1 loads, and Python runs that vf continues", (
         key,
       );
     }
+  });
+
+  it("takes Python's per-seat model, client and sampling (env.agent.*) as they are", async () => {
+    const cwd = tmp();
+    const config = JSON.parse(
+      readFileSync(join(PYTHON_GOLDEN_RUN, "configs", "eval.json"), "utf8"),
+    );
+    config.env.agent.model = "seat-model";
+    config.env.agent.client = { type: "eval", base_url: "http://127.0.0.1:9/v1" };
+    config.env.agent.sampling = { temperature: 0.25 };
+    const path = join(cwd, "py.json");
+    writeFileSync(path, JSON.stringify(config));
+    const { config: loaded } = await loadEvalConfig(["@", path], { cwd });
+    assert.equal(loaded.env.agent.model, "seat-model");
+    assert.equal(loaded.env.agent.client?.base_url, "http://127.0.0.1:9/v1");
+    assert.equal(loaded.env.agent.client?.api_key_var, null);
+    assert.equal(loaded.env.agent.sampling?.temperature, 0.25);
+    assert.notEqual(loaded.model, "seat-model");
   });
 
   it("ignores harmless Python settings with a warning each, and push = true", async () => {

@@ -93,6 +93,42 @@ const SamplingConfig = z.object({
   seed: z.number().int().nullable().default(null).describe("Provider sampling seed"),
 }).catchall(z.unknown());
 
+/**
+ * A seat's own client (`env.<role>.client`), as Python's `AgentConfig.client`: the keys it
+ * sets replace the run's, the others are the run's (`type` is Python's union tag, `eval`).
+ */
+const SeatClientConfig = z.strictObject({
+  type: z.literal("eval").optional().describe("Python's client kind (eval only)"),
+  base_url: z.string().nullable().default(null).describe("Base URL (default: the run's)"),
+  api_key_var: z.string().nullable().default(null).describe(
+    "Variable holding the API key (default: the run's)",
+  ),
+  headers: z.record(z.string(), z.string()).nullable().default(null).describe(
+    "Extra HTTP headers (default: the run's)",
+  ),
+});
+
+/** A seat's client after validation (see {@link SeatClientConfig}). */
+export type SeatClient = z.output<typeof SeatClientConfig>;
+
+/** A seat's model, client and sampling (null = the run's), as Python's `AgentConfig`. */
+const SeatModelShape = {
+  model: z.string().nullable().default(null).describe("The seat's model (default: the run's)"),
+  client: SeatClientConfig.nullable().default(null).describe(
+    "The seat's client (default: the run's)",
+  ),
+  sampling: SamplingConfig.nullable().default(null).describe(
+    "The seat's sampling, merged over the run's",
+  ),
+};
+
+/** A seat's model, client and sampling after validation (null = the run's). */
+export type SeatModel = {
+  model: string | null;
+  client: SeatClient | null;
+  sampling: EvalConfig["sampling"] | null;
+};
+
 /** A judge entry after validation: the common keys plus the judge's own. */
 export type JudgeEntry = JudgeFields & Record<string, unknown>;
 
@@ -119,6 +155,17 @@ export interface NarrowingPlugins {
   env?: ConfigSchema | undefined;
   /** One entry per judge in the config, in order. */
   judges?: (ConfigSchema | undefined)[] | undefined;
+  /**
+   * The env's roles other than `agent` (`env.<role>`), each narrowed to its harness and
+   * runtime; `harness`/`runtime` above narrow `env.agent`.
+   */
+  roles?: Readonly<Record<string, SeatPlugins>> | undefined;
+}
+
+/** The plugins one role's section is narrowed to. */
+export interface SeatPlugins {
+  harness?: ConfigSchema | undefined;
+  runtime?: ConfigSchema | undefined;
 }
 
 /** The common keys of a kind plus a plugin's own (the type shows the common keys only). */
@@ -224,7 +271,7 @@ export type EvalConfig = {
         stops: Record<string, PluggedHookEntry>;
       };
     };
-    agent: SessionLimits & {
+    agent: SessionLimits & SeatModel & {
       harness: HarnessFields;
       runtime: RuntimeFields;
       timeout: StageTimeouts;
@@ -269,6 +316,18 @@ export type EvalConfig = {
   frozen: boolean;
 };
 
+/** One seat's section (`env.agent`, `env.<role>`) narrowed to its harness and runtime. */
+function seatSchema(plugins: SeatPlugins) {
+  return z.strictObject({
+    harness: extend(HarnessBase, plugins.harness).prefault({}),
+    runtime: extend(RuntimeBase, plugins.runtime).prefault({}),
+    ...SessionLimitsShape,
+    ...SeatModelShape,
+    timeout: StageTimeoutsConfig.prefault({}),
+    retries: RetryConfig.prefault({}),
+  });
+}
+
 /** Builds the `EvalConfig` schema narrowed to the given plugins' config keys. */
 export function buildEvalConfigSchema(plugins: NarrowingPlugins = {}): z.ZodType<EvalConfig> {
   return evalConfigSchema(plugins);
@@ -289,16 +348,15 @@ export function evalConfigSchema(plugins: NarrowingPlugins = {}) {
     { ...TasksetBase, task: taskConfigSchema(judges).prefault({} as never) },
     plugins.taskset,
   );
-  const harness = extend(HarnessBase, plugins.harness);
-  const runtime = extend(RuntimeBase, plugins.runtime);
-  const agent = z.strictObject({
-    harness: harness.prefault({}),
-    runtime: runtime.prefault({}),
-    ...SessionLimitsShape,
-    timeout: StageTimeoutsConfig.prefault({}),
-    retries: RetryConfig.prefault({}),
-  });
+  const agent = seatSchema(plugins);
+  const roles = Object.fromEntries(
+    Object.entries(plugins.roles ?? {}).map(([role, p]) => [
+      role,
+      seatSchema(p).prefault({}).describe(`The env's ${role} role`),
+    ]),
+  );
   const env = extend({
+    ...roles,
     id: z.string().default("").describe("Env id (single-agent when empty)"),
     interception: InterceptionConfig.prefault({}),
     taskset: taskset.prefault({}),

@@ -14,42 +14,31 @@
 import type { z } from "zod";
 import process from "node:process";
 import { resolve as resolvePath } from "node:path";
-import { ConfigError, type ConfigIssue, PluginError } from "../../kit/errors.ts";
+import { ConfigError, type ConfigIssue } from "../../kit/errors.ts";
 import { ONE_OFF_PARSE } from "../../kit/parse_config.ts";
-import type {
-  HarnessPlugin,
-  JudgePlugin,
-  RuntimePlugin,
-  TasksetPlugin,
-} from "../../kit/contract.ts";
-import type { EnvPlugin } from "../../kit/env_contract.ts";
-import { loadPlugin } from "../plugins/load.ts";
 import type { PluginLock } from "../plugins/lock.ts";
 import { type ParsedArgv, tokenizeArgv } from "./argv.ts";
 import { checkRunnable, describeIssue, protoKeyPaths, urlProblem } from "./config_checks.ts";
 import { buildEvalConfigSchema, DEFAULT_BASE_URL, type EvalConfig } from "./eval_config.ts";
 import { readConfigFile } from "./files.ts";
 import { SIDECAR_HINT } from "./sidecar.ts";
-import { collectIdFlags, flagLayer, parseJson, plain } from "./flag_values.ts";
+import { collectIdFlags, flagLayer, plain } from "./flag_values.ts";
 import { openLaunchLock, pluginIssue, resolvePluggedModules } from "./launch_lock.ts";
 import { absorbPythonKeys } from "./python_compat.ts";
+import { aliasPrimary, roleSections, withRoleDefaults } from "./roles.ts";
+import {
+  DEFAULT_ENV,
+  loadNamedPlugins,
+  type ResolvedPlugins,
+  resolvedPlugins,
+} from "./named_plugins.ts";
+
 import { readSidecarBeside } from "./sidecar.ts";
-import { SUBPROCESS, wireRuntimeType } from "../../kit/runtime/wire.ts";
-import { getPath, isPlainObject, type Json, mergeConfig, nest, noneToNull } from "./merge.ts";
+import { wireRuntimeType } from "../../kit/runtime/wire.ts";
+import { getPath, type Json, mergeConfig, nest, noneToNull } from "./merge.ts";
 import { applyRootAliases, type Provenance, recordLeaves, roughPath, where } from "./provenance.ts";
 
-/** The plugins a config resolved to. */
-export interface ResolvedPlugins {
-  taskset: TasksetPlugin | undefined;
-  harness: HarnessPlugin;
-  runtime: RuntimePlugin;
-  judges: JudgePlugin[];
-  /** The env `env.id` names (`single-agent` when it is empty). */
-  env: EnvPlugin;
-}
-
-/** The env of a config whose `env.id` is empty (Python's `SingleAgentEnv`). */
-export const DEFAULT_ENV = "single-agent";
+export { DEFAULT_ENV, type ResolvedPlugins };
 
 /** A validated config with the plugins it names. */
 export interface LoadedConfig {
@@ -153,120 +142,6 @@ function configError(problems: ConfigIssue[], command: string): ConfigError {
 }
 
 /**
- * Runs a plugin load; a {@link PluginError} is collected (prefixed with `source`, the flag
- * or `file: toml.path` that named the id, when one did) instead of thrown.
- */
-async function tryLoad<T>(
-  fn: () => Promise<T>,
-  errors: PluginError[],
-  source?: string,
-): Promise<T | undefined> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof PluginError) {
-      errors.push(
-        source === undefined ? err : new PluginError(err.code, `${source}: ${err.message}`, {
-          ...(err.hint === undefined ? {} : { hint: err.hint }),
-          cause: err,
-        }),
-      );
-      return undefined;
-    }
-    throw err;
-  }
-}
-
-/** The plugins the ids name (undefined where one failed to load), and the judge entries. */
-interface LoadedPlugins {
-  taskset: TasksetPlugin | undefined;
-  harness: HarnessPlugin | undefined;
-  runtime: RuntimePlugin | undefined;
-  judges: (JudgePlugin | undefined)[];
-  env: EnvPlugin | undefined;
-  harnessId: string;
-  judgeEntries: unknown;
-  errors: PluginError[];
-}
-
-/** Step 2: the ids from the flags, else the files; then the plugins they name. */
-async function loadNamedPlugins(
-  parsed: ParsedArgv,
-  fileData: unknown,
-  idFlags: ReturnType<typeof collectIdFlags>,
-  options: { cwd: string; lock: PluginLock | undefined; prov: Provenance },
-): Promise<LoadedPlugins> {
-  const idOf = (path: string): string | undefined => {
-    const f = idFlags.get(path);
-    if (f) return f.value;
-    const v = getPath(fileData, path.split("."));
-    return typeof v === "string" && v !== "" ? v : undefined;
-  };
-  /** Where an id was set: its flag, else its file and TOML path (undefined: defaulted). */
-  const sourceOf = (path: string): string | undefined => {
-    const f = idFlags.get(path);
-    // the positional <taskset-id> is plain from the message itself
-    if (f) return f.flag.startsWith("-") ? f.flag : undefined;
-    const segments = path.split(".");
-    return getPath(fileData, segments) === undefined ? undefined : where(options.prov, segments);
-  };
-  const errors: PluginError[] = [];
-  const envId = idOf("env.id") ?? DEFAULT_ENV;
-  const env = await tryLoad(() => loadPlugin("env", envId, options), errors, sourceOf("env.id"));
-  const tasksetId = idOf("env.taskset.id");
-  const taskset = tasksetId
-    ? await tryLoad(
-      () => loadPlugin("taskset", tasksetId, options),
-      errors,
-      sourceOf("env.taskset.id"),
-    )
-    : undefined;
-  const harnessId = idOf("env.agent.harness.id") ?? taskset?.defaultHarness ?? "bash";
-  const runtimeType = idOf("env.agent.runtime.type") ?? SUBPROCESS;
-  const judgeFlag = parsed.flags.find((f) =>
-    roughPath(f.segments).join(".") === "env.taskset.task.judges"
-  );
-  let judgeEntries = getPath(fileData, ["env", "taskset", "task", "judges"]);
-  const [judgeText, ...moreJudgeValues] = judgeFlag?.values ?? [];
-  if (judgeText !== undefined && moreJudgeValues.length === 0) {
-    const j = parseJson(judgeText);
-    if (j.ok) judgeEntries = j.value;
-  }
-  const judgeIds = Array.isArray(judgeEntries)
-    ? judgeEntries.map((e) => (isPlainObject(e) && typeof e.id === "string" ? e.id : undefined))
-    : [];
-  const [harness, runtime, judges] = await Promise.all([
-    tryLoad(
-      () => loadPlugin("harness", harnessId, options),
-      errors,
-      sourceOf("env.agent.harness.id"),
-    ),
-    tryLoad(
-      () => loadPlugin("runtime", runtimeType, options),
-      errors,
-      sourceOf("env.agent.runtime.type"),
-    ),
-    Promise.all(
-      judgeIds.map((id) =>
-        id ? tryLoad(() => loadPlugin("judge", id, options), errors) : undefined
-      ),
-    ),
-  ]);
-  return { taskset, harness, runtime, judges, env, harnessId, judgeEntries, errors };
-}
-
-/** The plugins of a config that loaded them all. */
-function resolvedPlugins(p: LoadedPlugins): ResolvedPlugins {
-  return {
-    taskset: p.taskset,
-    harness: p.harness!,
-    runtime: p.runtime!,
-    judges: p.judges.filter((j): j is JudgePlugin => j !== undefined),
-    env: p.env!,
-  };
-}
-
-/**
  * The base URL of a config without one: `OPENAI_BASE_URL` from `env` when set (refused
  * when it is not an http(s) URL), else {@link DEFAULT_BASE_URL}.
  */
@@ -317,13 +192,23 @@ export async function loadEvalConfig(
     harness: plugins.harness?.config,
     runtime: plugins.runtime?.config,
     env: plugins.env?.config,
+    roles: Object.fromEntries(
+      [
+        ...(plugins.seats[0]!.role === "agent"
+          ? []
+          : [[plugins.seats[0]!.role, plugins.harness, plugins.runtime] as const]),
+        ...plugins.roles.map((r) => [r.role, r.harness, r.runtime] as const),
+      ].map(([role, h, r]) => [role, { harness: h?.config, runtime: r?.config }]),
+    ),
     judges: Array.isArray(judgeEntries) ? plugins.judges.map((j) => j?.config) : undefined,
   });
   const flagData = flagLayer(parsed, schema, fileData, prov, problems);
-  if (
-    !getPath(fileData, ["env", "agent", "harness", "id"]) && !idFlags.has("env.agent.harness.id")
-  ) {
-    fileData = mergeConfig(fileData, { env: { agent: { harness: { id: plugins.harnessId } } } });
+  fileData = withRoleDefaults(fileData, plugins.env);
+  for (const seat of plugins.seats) {
+    const at = ["env", seat.role, "harness", "id"];
+    if (!getPath(fileData, at) && !idFlags.has(at.join("."))) {
+      fileData = mergeConfig(fileData, nest(at.slice(0, -1), { id: seat.harnessId }));
+    }
   }
   const merged = mergeConfig(fileData, flagData);
   for (const path of protoKeyPaths(merged)) {
@@ -346,6 +231,7 @@ export async function loadEvalConfig(
     for (const issue of result.error.issues) problems.push(...describeIssue(issue, prov, schema));
   }
   if (result.success) {
+    aliasPrimary(result.data, plugins.seats, merged, problems);
     problems.push(...checkRunnable(result.data, {
       prov,
       cwd,
@@ -361,7 +247,9 @@ export async function loadEvalConfig(
   // 5. what the schema leaves open: the base URL, the runtime's wire name, locked modules
   const config = result.data;
   config.client.base_url ??= defaultBaseUrl(options.env);
-  config.env.agent.runtime.type = wireRuntimeType(config.env.agent.runtime.type);
+  for (const [, seat] of roleSections(config.env as unknown as Record<string, unknown>)) {
+    seat.runtime.type = wireRuntimeType(seat.runtime.type);
+  }
   if (lock) await resolvePluggedModules(config, cwd, lock);
   // the runtime's rules across keys (e.g. Prime's idle_timeout <= timeout), so that
   // validate-config and --dry-run refuse what a run would

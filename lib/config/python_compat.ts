@@ -69,24 +69,6 @@ const RULES: readonly Rule[] = [
     why: "only the eval client exists in verifiers-ts",
   },
   {
-    path: "env.agent.model",
-    defaults: [null],
-    otherwise: "refuse",
-    why: "per-agent models are not supported; set the run's `model`",
-  },
-  {
-    path: "env.agent.client",
-    defaults: [null],
-    otherwise: "refuse",
-    why: "per-agent clients are not supported; set the run's `client`",
-  },
-  {
-    path: "env.agent.sampling",
-    defaults: [null],
-    otherwise: "refuse",
-    why: "per-agent sampling is not supported; set the run's `sampling`",
-  },
-  {
     path: "env.agent.runtime.allow",
     defaults: [["*"]],
     otherwise: "refuse",

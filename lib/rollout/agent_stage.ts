@@ -66,7 +66,9 @@ export async function runAgent(
     ...(hooks ? { hooks } : {}),
   });
 
-  trace.timing.agent.start = nowSeconds();
+  // an interaction runs the stage once a turn: the span covers them all, durations add up
+  const turnStart = nowSeconds();
+  if (!trace.timing.agent.start) trace.timing.agent.start = turnStart;
   try {
     const result = await withDeadline(budget, signal, (s) =>
       plan.harness.launch({
@@ -122,9 +124,9 @@ export async function runAgent(
     trace.timing.agent.end = nowSeconds();
     session.close();
     plan.oracle?.unregister(trace.id);
-    const total = (trace.timing.agent.end ?? 0) - (trace.timing.agent.start ?? 0);
-    trace.timing.agent.model.duration = session.modelSeconds;
-    trace.timing.agent.harness.duration = Math.max(0, total - session.modelSeconds);
+    const total = (trace.timing.agent.end ?? 0) - turnStart;
+    trace.timing.agent.model.duration += session.modelSeconds;
+    trace.timing.agent.harness.duration += Math.max(0, total - session.modelSeconds);
   }
 }
 

@@ -67,6 +67,7 @@ export function newTrace(
   task: TraceTask,
   agentConfig: Record<string, unknown>,
   runtimeType: string,
+  name = "agent",
 ): Trace {
   const span = () => ({ start: 0, end: 0 });
   return {
@@ -77,7 +78,7 @@ export function newTrace(
     agent: {
       config: agentConfig,
       runtime: { type: wireRuntimeType(runtimeType), id: null, borrowed: false },
-      name: "agent",
+      name,
       trainable: true,
     },
     tools: [],

@@ -110,13 +110,75 @@ export async function runRollout(
   }
 }
 
+/** A rollout between its open and its close: the trace, the runtime, the stage budgets. */
+export interface OpenRollout {
+  trace: Trace;
+  task: TaskData;
+  /** Null when the runtime could not be made. */
+  runtime: Runtime | null;
+  timeouts: {
+    setup: number | null;
+    agent: number | null;
+    finalize: number | null;
+    scoring: number | null;
+  };
+  ctxFor(rt: Runtime | null, s: AbortSignal): HookContext;
+  /** The task's MCP toolsets, connected once setup is done. */
+  toolsets: ToolsetConnection[];
+  /** The toolsets' state, read before they close: finalize and scoring see it. */
+  states?: Record<string, unknown>;
+}
+
+/** A stage's throw on the trace, at the boundary it belongs to. */
+export function recordStageError(trace: Trace, err: unknown): void {
+  recordError(
+    trace,
+    err,
+    err instanceof Error && err.name === "TaskError" ? "TaskError" : "SandboxError",
+  );
+}
+
 async function runOnce(
   plan: RolloutPlan,
   task: TaskData,
   identity: TraceTask,
   signal: AbortSignal,
 ): Promise<Trace> {
-  const trace = newTrace(identity, plan.agentConfig, plan.runtime.id);
+  const open = await openRollout(plan, task, identity, signal);
+  if (open.trace.errors.length === 0 && open.runtime) {
+    try {
+      const messages = initialMessages(task, plan.harness.capabilities.appendsSystemPrompt);
+      const { runtime, trace, timeouts, ctxFor } = open;
+      open.toolsets = await openRolloutToolsets(plan, task, signal);
+      await runAgent(
+        plan,
+        trace,
+        task,
+        runtime,
+        messages,
+        timeouts.agent,
+        signal,
+        ctxFor,
+        open.toolsets,
+      );
+    } catch (err) {
+      recordStageError(open.trace, err);
+    }
+  }
+  return await closeRollout(plan, open, signal);
+}
+
+/**
+ * Opens a rollout: mints its trace, starts its runtime and runs the task's then the
+ * harness's setup under one deadline; a failure is recorded on the trace (never thrown).
+ */
+export async function openRollout(
+  plan: RolloutPlan,
+  task: TaskData,
+  identity: TraceTask,
+  signal: AbortSignal,
+): Promise<OpenRollout> {
+  const trace = newTrace(identity, plan.agentConfig, plan.runtime.id, plan.role);
   trace.timing.start = nowSeconds();
   const t = task.timeout ?? {};
   const timeouts = {
@@ -125,20 +187,16 @@ async function runOnce(
     finalize: pick(plan.timeouts.finalize, t.finalize),
     scoring: pick(plan.timeouts.scoring, t.scoring),
   };
-  let runtime: Runtime | null = null;
-  let failed = false;
-  let toolsets: ToolsetConnection[] = [];
-  let states: Record<string, unknown> | undefined;
   const ctxFor = (rt: Runtime | null, s: AbortSignal): HookContext => ({
     task,
     trace,
     runtime: rt,
     config: plan.tasksetConfig,
     signal: s,
-    ...(states ? { toolsets: states } : {}),
+    ...(open.states ? { toolsets: open.states } : {}),
   });
+  const open: OpenRollout = { trace, task, runtime: null, timeouts, ctxFor, toolsets: [] };
   try {
-    // open: runtime, then one setup deadline for task then harness setup
     const runtimeConfig = taskRuntimeConfig(
       plan.runtime,
       plan.runtimeConfig,
@@ -146,7 +204,7 @@ async function runOnce(
       plan.warn,
       warnedFor(plan),
     );
-    runtime = plan.runtime.create(runtimeConfig, { name: trace.id });
+    const runtime = open.runtime = plan.runtime.create(runtimeConfig, { name: trace.id });
     trace.timing.boot.start = nowSeconds();
     try {
       await runtime.start({ signal });
@@ -159,74 +217,85 @@ async function runOnce(
         `harness '${plan.harness.id}' needs a container runtime, not '${plan.runtime.id}'`,
       );
     }
-    const messages = initialMessages(task, plan.harness.capabilities.appendsSystemPrompt);
-    const rt = runtime;
-    trace.timing.setup.start = nowSeconds();
-    try {
-      // no hooks, no stage: nothing could run, fail or time out under its deadline
-      if (plan.taskset.setup || plan.harness.setup) {
-        await withDeadline(timeouts.setup, signal, async (s) => {
-          if (plan.taskset.setup) {
-            try {
-              await plan.taskset.setup(ctxFor(rt, s));
-            } catch (err) {
-              throw err instanceof DeadlineExceeded
-                ? err
-                : new TaskError(`task setup failed: ${errorMessage(err)}`);
-            }
-          }
-          if (plan.harness.setup) {
-            await plan.harness.setup(agentRuntime(plan, rt), plan.harnessConfig, s);
-          }
-        });
-      }
-    } catch (err) {
-      if (err instanceof DeadlineExceeded) {
-        throw new TaskError(`setup timed out after ${err.seconds}s`);
-      }
-      throw err instanceof TaskError
-        ? err
-        : new HarnessError(`harness setup failed: ${errorMessage(err)}`);
-    } finally {
-      trace.timing.setup.end = nowSeconds();
-    }
-    toolsets = await openRolloutToolsets(plan, task, signal);
-    await runAgent(plan, trace, task, rt, messages, timeouts.agent, signal, ctxFor, toolsets);
+    await setupStage(plan, open, runtime, signal);
   } catch (err) {
-    failed = true;
-    recordError(
-      trace,
-      err,
-      err instanceof Error && err.name === "TaskError" ? "TaskError" : "SandboxError",
-    );
+    recordStageError(trace, err);
   }
-  failed ||= trace.errors.length > 0;
-  if (toolsets.length > 0) {
-    // read before the servers stop; finalize and scoring see it
-    if (!failed) states = await toolsetStates(toolsets, signal);
-    await closeToolsets(toolsets);
-  }
+  return open;
+}
 
-  // close: finalize then score (stopped runs still score), unless failed
+/** The task's then the harness's setup, under one deadline. */
+async function setupStage(
+  plan: RolloutPlan,
+  open: OpenRollout,
+  rt: Runtime,
+  signal: AbortSignal,
+): Promise<void> {
+  const { trace, timeouts, ctxFor } = open;
+  trace.timing.setup.start = nowSeconds();
+  try {
+    // no hooks, no stage: nothing could run, fail or time out under its deadline
+    if (plan.taskset.setup || plan.harness.setup) {
+      await withDeadline(timeouts.setup, signal, async (s) => {
+        if (plan.taskset.setup) {
+          try {
+            await plan.taskset.setup(ctxFor(rt, s));
+          } catch (err) {
+            throw err instanceof DeadlineExceeded
+              ? err
+              : new TaskError(`task setup failed: ${errorMessage(err)}`);
+          }
+        }
+        if (plan.harness.setup) {
+          await plan.harness.setup(agentRuntime(plan, rt), plan.harnessConfig, s);
+        }
+      });
+    }
+  } catch (err) {
+    if (err instanceof DeadlineExceeded) {
+      throw new TaskError(`setup timed out after ${err.seconds}s`);
+    }
+    throw err instanceof TaskError
+      ? err
+      : new HarnessError(`harness setup failed: ${errorMessage(err)}`);
+  } finally {
+    trace.timing.setup.end = nowSeconds();
+  }
+}
+
+/**
+ * Closes a rollout: finalize then score (stopped runs still score) unless it failed, then
+ * tears the runtime down; resolves with the finished trace.
+ */
+export async function closeRollout(
+  plan: RolloutPlan,
+  open: OpenRollout,
+  signal: AbortSignal,
+): Promise<Trace> {
+  const { trace, runtime, timeouts, ctxFor } = open;
+  const failed = trace.errors.length > 0;
+  if (open.toolsets.length > 0) {
+    // read before the servers stop; finalize and scoring see it
+    if (!failed) open.states = await toolsetStates(open.toolsets, signal);
+    await closeToolsets(open.toolsets);
+  }
   if (!failed && !signal.aborted) {
     const finalize = plan.taskset.finalize;
-    const rt = runtime;
     await closingStage(
       trace,
       "finalize",
       timeouts.finalize,
       signal,
-      finalize && ((s) => finalize(ctxFor(rt, s))),
+      finalize && ((s) => finalize(ctxFor(runtime, s))),
     );
   }
   if (trace.errors.length === 0 && !signal.aborted) {
-    const rt = runtime;
     await closingStage(
       trace,
       "scoring",
       timeouts.scoring,
       signal,
-      (s) => scoreTrace(trace, ctxFor(rt, s), plan.scoring),
+      (s) => scoreTrace(trace, ctxFor(runtime, s), plan.scoring),
     );
   }
   if (signal.aborted && trace.errors.length === 0) {

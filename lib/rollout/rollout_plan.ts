@@ -33,6 +33,8 @@ export type { RetryPolicy, StageTimeouts } from "../config/eval_config.ts";
 
 /** Everything a rollout needs besides its task; shared by all rollouts of a run. */
 export interface RolloutPlan {
+  /** The role the rollouts play (their trace's `agent.name`). @default "agent" */
+  role?: string;
   taskset: TasksetPlugin;
   tasksetConfig: TasksetConfig;
   harness: HarnessPlugin;

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { type EvalConfig, LAUNCH_ONLY_KEYS } from "../config/eval_config.ts";
 import { sidecarPath } from "../config/sidecar.ts";
+import { roleSections, type Seat } from "../config/roles.ts";
 import { splitRuntimeConfig } from "../../kit/runtime/wire.ts";
 import { pythonJsonDumps } from "../../kit/tasks/hash.ts";
 import { asOutputError } from "../../kit/util/fs_errors.ts";
@@ -76,20 +77,19 @@ export function savedConfig(
   // Python's SamplingConfig has no `seed`; an unset one is not written.
   const sampling = d.sampling as Record<string, unknown>;
   if (sampling.seed === null) delete sampling.seed;
-  const agent = d.env.agent as unknown as Record<"runtime" | "harness", Record<string, unknown>>;
-  const sideAgent: Record<string, unknown> = {};
-  const runtime = splitRuntimeConfig(agent.runtime);
-  agent.runtime = runtime.wire;
-  if (Object.keys(runtime.extras).length) sideAgent.runtime = runtime.extras;
-  const harness = splitKeys(agent.harness, PYTHON_PLUGIN_KEYS.harness[String(agent.harness.id)]);
-  agent.harness = harness.wire;
-  if (Object.keys(harness.extras).length) sideAgent.harness = harness.extras;
+  // `env.agent` aliases an env's first role when it is not `agent`: only the role is written
+  const sections = config.env as unknown as Record<string, unknown>;
+  const aliased = roleSections(sections).some(([k, v]) => k !== "agent" && v === sections.agent);
+  if (aliased) delete (d.env as Partial<EvalConfig["env"]>).agent;
   const env = d.env as unknown as Record<"taskset", Record<string, unknown>>;
   const taskset = splitKeys(env.taskset, PYTHON_PLUGIN_KEYS.taskset[String(env.taskset.id)]);
   env.taskset = taskset.wire;
   const sideEnv: Record<string, unknown> = {};
   if (Object.keys(taskset.extras).length) sideEnv.taskset = taskset.extras;
-  if (Object.keys(sideAgent).length) sideEnv.agent = sideAgent;
+  for (const [role, seat] of roleSections(d.env as unknown as Record<string, unknown>)) {
+    const extras = seatForPython(seat, d.client);
+    if (Object.keys(extras).length) sideEnv[role] = extras;
+  }
   const interception = pythonInterception(d.env.interception);
   (d.env as unknown as Record<string, unknown>).interception = interception.wire;
   if (interception.extras !== null) sideEnv.interception = interception.extras;
@@ -112,8 +112,36 @@ export function savedConfig(
     }
   }
   if (Object.keys(sideClient).length > 0) side.client = sideClient;
-  for (const c of clientsOf(dump)) maskClient(c);
+  for (const [, c] of clientsOf(dump)) maskClient(c);
   return { dump: scrubbed(dump), side: scrubbed(side) };
+}
+
+/**
+ * A seat as Python's `AgentConfig` writes it (in place): runtime and harness keys Python
+ * lacks moved out (returned, for the sidecar), a client in full (the run's keys where the
+ * seat sets none, as the seat resolves them).
+ */
+function seatForPython(seat: Seat, run: EvalConfig["client"]): Record<string, unknown> {
+  const table = seat as unknown as Record<"runtime" | "harness", Record<string, unknown>>;
+  const side: Record<string, unknown> = {};
+  const runtime = splitRuntimeConfig(table.runtime);
+  table.runtime = runtime.wire;
+  if (Object.keys(runtime.extras).length) side.runtime = runtime.extras;
+  const harness = splitKeys(table.harness, PYTHON_PLUGIN_KEYS.harness[String(table.harness.id)]);
+  table.harness = harness.wire;
+  if (Object.keys(harness.extras).length) side.harness = harness.extras;
+  if (seat.client) {
+    const c = seat.client;
+    seat.client = {
+      type: "eval",
+      base_url: c.base_url ?? run.base_url,
+      api_key_var: c.api_key_var ?? run.api_key_var,
+      headers: c.headers ?? { ...run.headers },
+    };
+  }
+  const sampling = seat.sampling as Record<string, unknown> | null;
+  if (sampling?.seed === null) delete sampling.seed;
+  return side;
 }
 
 /**
@@ -152,25 +180,32 @@ function maskClient(client: unknown): void {
   }
 }
 
-/** The client-like tables of a config: the run's client and every judge entry. */
-function clientsOf(config: Record<string, unknown>): unknown[] {
-  const env = config.env as { taskset?: { task?: { judges?: unknown } } } | undefined;
-  const judges = env?.taskset?.task?.judges;
-  return [config.client, ...(Array.isArray(judges) ? judges : [])];
+/** The client-like tables of a config by path: the run's, every judge's, every seat's own. */
+function clientsOf(config: Record<string, unknown>): [string, unknown][] {
+  const env = (config.env ?? {}) as { taskset?: { task?: { judges?: unknown } } };
+  const judges = env.taskset?.task?.judges;
+  return [
+    ["client", config.client],
+    ...(Array.isArray(judges) ? judges : []).map((j, i) =>
+      [`env.taskset.task.judges[${i}]`, j] as [string, unknown]
+    ),
+    ...roleSections(env as Record<string, unknown>)
+      .filter(([, seat]) => seat.client)
+      .map(([role, seat]) => [`env.${role}.client`, seat.client] as [string, unknown]),
+  ];
 }
 
 /** Config paths holding a secret the saved config masks (a resume must give them again). */
 export function maskedSecretPaths(config: EvalConfig): string[] {
   const out: string[] = [];
-  clientsOf(config as unknown as Record<string, unknown>).forEach((client, i) => {
-    if (typeof client !== "object" || client === null) return;
-    const where = i === 0 ? "client" : `env.taskset.task.judges[${i - 1}]`;
+  for (const [where, client] of clientsOf(config as unknown as Record<string, unknown>)) {
+    if (typeof client !== "object" || client === null) continue;
     const c = client as { base_url?: string | null; headers?: Record<string, string> };
     if (isMaskedUrl(c.base_url)) out.push(`${where}.base_url`);
     for (const [name, value] of Object.entries(c.headers ?? {})) {
       if (value === MASK) out.push(`${where}.headers.${name}`);
     }
-  });
+  }
   return out;
 }
 

@@ -18,14 +18,25 @@ import {
   type RolloutPlan,
   runRollout,
 } from "../rollout/rollout.ts";
-import { envClassName, type EnvConfig, type EnvPlugin } from "../../kit/env_contract.ts";
+import {
+  type EnvAgent,
+  type EnvAgents,
+  envClassName,
+  type EnvConfig,
+  type EnvInteraction,
+  type EnvPlugin,
+  type EnvRunOptions,
+} from "../../kit/env_contract.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
+import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
+import { openInteraction } from "../rollout/interaction.ts";
 import type { Episode, Trace, TraceTask } from "../../kit/trace/types.ts";
 import { sleepUnlessAborted } from "../../kit/util/sleep.ts";
 
 /** What every episode of a run shares. */
 export interface EpisodeSettings {
-  plan: RolloutPlan;
+  /** Every role's rollout plan by name, in the env's order (the first is `env.agent`'s). */
+  plans: Record<string, RolloutPlan>;
   env: { id: string; name: string };
   /** The env plugin that plays each episode, and its resolved config (`[env]`). */
   envPlugin: EnvPlugin;
@@ -40,6 +51,24 @@ export interface EpisodeSettings {
   /** How long a cancelled rollout may take to wind down (teardown) before it is left. */
   graceMs: number;
   log(message: string): void;
+}
+
+const BARE = new WeakMap<RolloutPlan, RolloutPlan>();
+
+/** A plan for a task of the env's own: none of the taskset's hooks, stops or scoring. */
+function barePlan(plan: RolloutPlan): RolloutPlan {
+  let bare = BARE.get(plan);
+  if (!bare) {
+    const { setup: _s, finalize: _f, solution: _o, ...taskset } = plan.taskset;
+    bare = {
+      ...plan,
+      taskset: { ...taskset, rewards: {}, metrics: {}, stops: {} } as RolloutPlan["taskset"],
+      stops: [],
+      scoring: { rewards: [], metrics: [], judges: [] },
+    };
+    BARE.set(plan, bare);
+  }
+  return bare;
 }
 
 function envError(message: string): TraceErrorRecord {
@@ -152,16 +181,33 @@ async function attempt(
   // Each agent run joins the episode when it finishes (completion order); once the
   // episode deadline passed, a run it cut short is the one in flight and is left out.
   let cutShort = false;
-  const agents = {
-    agent: {
-      run: async (): Promise<Trace> => {
-        const trace = await runRollout(s.plan, task, identity, rolloutSignal);
-        if (trace.ok || !timedOut) episode.traces.push(trace);
-        else cutShort = true;
-        return trace;
-      },
-    },
+  const taskFor = (plan: RolloutPlan, options: EnvRunOptions) => {
+    if (options.task) {
+      return { plan: barePlan(plan), task: options.task, id: traceTask("Task", options.task) };
+    }
+    if (!options.override) return { plan, task, id: identity };
+    const changed = { ...task, ...options.override };
+    return { plan, task: changed, id: traceTask(identity.type, changed) };
   };
+  const join = (trace: Trace, options: EnvRunOptions): Trace => {
+    if (options.trainable === false) trace.agent.trainable = false;
+    if (trace.ok || !timedOut) episode.traces.push(trace);
+    else cutShort = true;
+    return trace;
+  };
+  const seat = (plan: RolloutPlan): EnvAgent => ({
+    run: async (options: EnvRunOptions = {}): Promise<Trace> => {
+      const p = taskFor(plan, options);
+      return join(await runRollout(p.plan, p.task, p.id, rolloutSignal), options);
+    },
+    interaction: async (options: EnvRunOptions = {}): Promise<EnvInteraction> => {
+      const p = taskFor(plan, options);
+      const live = await openInteraction(p.plan, p.task, p.id, rolloutSignal);
+      return { turn: (m) => live.turn(m), close: async () => join(await live.close(), options) };
+    },
+  });
+  const seats = Object.fromEntries(Object.entries(s.plans).map(([role, p]) => [role, seat(p)]));
+  const agents: EnvAgents = { ...seats, agent: seats.agent ?? Object.values(seats)[0]! };
   const work = s.envPlugin.run.call(s.envPlugin, {
     task,
     agents,

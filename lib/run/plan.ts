@@ -15,24 +15,69 @@ import type { ProviderClient } from "../clients/provider_client.ts";
 import type { MetricHook, RewardHook, StopHook } from "../../kit/contract.ts";
 import { configureJudge } from "../rollout/judge_context.ts";
 import { applyPlugs } from "../plugins/plugged.ts";
-import type { RolloutPlan } from "../rollout/rollout.ts";
+import type { ClientConfigValue, RolloutPlan } from "../rollout/rollout.ts";
+import { MASK, maskUrl } from "../../kit/secrets.ts";
 import type { NamedMetric, NamedReward } from "../rollout/scoring.ts";
+import { seatCalls } from "./seats.ts";
+import type { Seat } from "../config/roles.ts";
 
 /** Services a plan uses, made by the run. */
 export interface PlanServices {
   client: ProviderClient;
+  /** The client of a seat with its own (`env.agent.client`); the run's client otherwise. */
+  seatClient?: ProviderClient | undefined;
   interception: InterceptionServer;
   oracle: OracleServer | null;
   log(message: string): void;
   warn(message: string): void;
 }
 
-/** Builds the rollout plan of a loaded config. */
-export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): RolloutPlan {
+/** A seat's own client as its trace records it (no secrets: URL userinfo and headers masked). */
+function seatClientRecord(client: ClientConfigValue | null): Record<string, unknown> | null {
+  if (!client) return null;
+  const headers = Object.fromEntries(Object.keys(client.headers).map((k) => [k, MASK]));
+  return {
+    type: "eval",
+    base_url: client.base_url === null ? null : maskUrl(client.base_url),
+    api_key_var: client.api_key_var,
+    headers,
+  };
+}
+
+/**
+ * The rollout plan of each of the env's roles, in its order (the first is `env.agent`'s):
+ * the role's section, harness, runtime and client, the run's taskset and scoring.
+ */
+export function buildRolePlans(
+  loaded: LoadedConfig,
+  services: Omit<PlanServices, "seatClient">,
+  clients: Readonly<Record<string, ProviderClient | undefined>>,
+): Record<string, RolloutPlan> {
+  const env = loaded.config.env as unknown as Record<string, Seat>;
+  return Object.fromEntries(
+    Object.entries(loaded.plugins.roles).map(([role, plugins]) => [
+      role,
+      buildRolloutPlan(
+        { ...loaded, plugins: { ...loaded.plugins, ...plugins } },
+        { ...services, seatClient: clients[role] },
+        role,
+        env[role] ?? env.agent!,
+      ),
+    ]),
+  );
+}
+
+/** Builds the rollout plan of a loaded config's `seat` (`env.agent` unless given). */
+export function buildRolloutPlan(
+  loaded: LoadedConfig,
+  services: PlanServices,
+  role = "agent",
+  seat: Seat = loaded.config.env.agent,
+): RolloutPlan {
   const config: EvalConfig = loaded.config;
   const { taskset, harness, runtime, judges } = loaded.plugins;
   if (!taskset) throw new InputError("taskset_missing", "Cannot run: no taskset");
-  const agent = config.env.agent;
+  const agent = seat;
   const task = config.env.taskset.task;
   const loads: Promise<unknown>[] = [];
   const plugOptions = { onLoadError: services.warn, loads, lock: loaded.lock };
@@ -73,12 +118,11 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
   });
   // the runtime's cross-field rules (e.g. Prime idle_timeout <= timeout), before any rollout
   runtime.check?.(agent.runtime);
-  const sampling = Object.fromEntries(
-    Object.entries(config.sampling).filter(([, v]) => v !== null),
-  );
+  const calls = seatCalls(config, agent);
   const ready = Promise.all(loads).then(() => {});
   ready.catch(() => {});
   return {
+    role,
     ready,
     taskset,
     tasksetConfig: config.env.taskset,
@@ -90,8 +134,9 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
       ...agent,
       // Python's runtime configs forbid unknown keys: the trace carries only Python's.
       runtime: splitRuntimeConfig(agent.runtime).wire,
-      model: config.model,
-      sampling: config.sampling,
+      model: calls.model,
+      sampling: calls.sampling,
+      client: seatClientRecord(calls.client),
     }),
     limits: {
       max_turns: agent.max_turns,
@@ -101,9 +146,9 @@ export function buildRolloutPlan(loaded: LoadedConfig, services: PlanServices): 
     },
     timeouts: agent.timeout,
     retries: agent.retries,
-    model: config.model!,
-    sampling,
-    client: services.client,
+    model: calls.model,
+    sampling: calls.sampling,
+    client: services.seatClient ?? services.client,
     interception: services.interception,
     oracle: services.oracle,
     scoring: { rewards, metrics, judges: configuredJudges },

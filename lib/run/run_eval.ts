@@ -338,7 +338,7 @@ export async function runEval(loaded: LoadedConfig, options: RunEvalOptions): Pr
 
   const envId = config.env.id ? `${config.env.id}+${config.env.taskset.id}` : config.env.taskset.id;
   const settings: EpisodeSettings = {
-    plan: services.plan,
+    plans: services.plans,
     env: { id: envId, name: envId },
     envPlugin: loaded.plugins.env,
     envConfig: config.env,

@@ -9,7 +9,12 @@ import { startInterceptionServer } from "../interception/mod.ts";
 import { DIALECTS } from "../dialects/mod.ts";
 import { inProcessOracle } from "../clients/oracle.ts";
 import { createProviderClient, stallMs } from "../clients/provider_client.ts";
-import { buildRolloutPlan } from "./plan.ts";
+import { buildRolePlans } from "./plan.ts";
+import type { Seat } from "../config/roles.ts";
+import type { ProviderClient } from "../clients/provider_client.ts";
+import type { RolloutPlan } from "../rollout/rollout_plan.ts";
+import type { RuntimePlugin } from "../../kit/contract.ts";
+import { seatCalls } from "./seats.ts";
 import type { CheckedInputs } from "./run_inputs.ts";
 import type { RunLog } from "./run_log.ts";
 import { RuntimeTracker } from "./runtime_tracker.ts";
@@ -17,7 +22,10 @@ import { RuntimeTracker } from "./runtime_tracker.ts";
 /** The services every rollout of a run shares, with the plan built on them. */
 export interface RunServices {
   tracker: RuntimeTracker;
-  plan: ReturnType<typeof buildRolloutPlan>;
+  /** The first role's plan (`env.agent`). */
+  plan: RolloutPlan;
+  /** Every role's plan, in the env's order. */
+  plans: Record<string, RolloutPlan>;
   /** Stops the oracle, the interception server and the provider client. */
   close(): Promise<void>;
 }
@@ -42,6 +50,19 @@ export async function startServices(
     headers: config.client.headers,
     stallTimeoutMs: stallMs(config.client.stall_timeout),
   });
+  const sections = config.env as unknown as Record<string, Seat>;
+  const seatClients: Record<string, ProviderClient | undefined> = {};
+  for (const role of Object.keys(loaded.plugins.roles)) {
+    const own = oracle ? null : seatCalls(config, sections[role] ?? config.env.agent).client;
+    seatClients[role] = own
+      ? createProviderClient({
+        baseUrl: own.base_url!,
+        apiKeyVar: own.api_key_var,
+        headers: own.headers,
+        stallTimeoutMs: stallMs(own.stall_timeout),
+      })
+      : undefined;
+  }
   const { host, port, tunnel } = config.env.interception;
   const interception = await startInterceptionServer({
     providerDialects: config.client.dialects.map((id) => DIALECTS[id]!),
@@ -59,18 +80,29 @@ export async function startServices(
     await interception.close();
     await oracle?.close();
     client.close();
+    for (const c of Object.values(seatClients)) c?.close();
   };
   try {
-    const plan = buildRolloutPlan({
-      ...loaded,
-      config: { ...config, env: { ...config.env, taskset: inputs.tasksetConfig } },
-      plugins: {
-        ...loaded.plugins,
-        runtime: tracker.wrap(loaded.plugins.runtime, { run: runDir, log: runLog.warn }),
+    const wrap = (r: RuntimePlugin) => tracker.wrap(r, { run: runDir, log: runLog.warn });
+    const plans = buildRolePlans(
+      {
+        ...loaded,
+        config: { ...config, env: { ...config.env, taskset: inputs.tasksetConfig } },
+        plugins: {
+          ...loaded.plugins,
+          roles: Object.fromEntries(
+            Object.entries(loaded.plugins.roles).map((
+              [role, p],
+            ) => [role, { ...p, runtime: wrap(p.runtime) }]),
+          ),
+        },
       },
-    }, { client, interception, oracle, log: runLog.log, warn: runLog.warn });
-    await plan.ready;
-    return { tracker, plan, close };
+      { client, interception, oracle, log: runLog.log, warn: runLog.warn },
+      seatClients,
+    );
+    const plan = Object.values(plans)[0]!;
+    await Promise.all(Object.values(plans).map((p) => p.ready));
+    return { tracker, plan, plans, close };
   } catch (err) {
     await close();
     throw err;
