@@ -19,25 +19,13 @@ import { at } from "./_assert.ts";
 import { containersLabelled, dockerSkipReason, removeContainers, TEST_IMAGE } from "./_docker.ts";
 import { evalInProcess } from "./_eval.ts";
 import { startFakeOpenAI } from "./fakes/openai_server.ts";
-import { RELAY_TEST_KEY as KEY } from "./_relay_image.ts";
+import { RELAY_TEST_KEY as KEY, SHELL_AGENT } from "./_relay_image.ts";
 
 const skip = dockerSkipReason();
 if (skip) console.warn(`relay_carrier_test: SKIPPED: ${skip}`);
 
 const RUN = `relay-carrier-${process.pid}`;
 let openai: Awaited<ReturnType<typeof startFakeOpenAI>>;
-
-/** A busybox program: fails (4) if the host's loopback answers, then a JSON and an SSE call. */
-const PROGRAM = `set -e
-if wget -q -T 3 -O /dev/null "$VF_HOST_PROBE" 2>/dev/null; then echo "host reached"; exit 4; fi
-call() {
-  wget -q -O - --header "Authorization: Bearer $OPENAI_API_KEY" \\
-    --header "Content-Type: application/json" \\
-    --post-data "{\\"model\\":\\"$OPENAI_MODEL\\",\\"stream\\":$1,\\"messages\\":[{\\"role\\":\\"user\\",\\"content\\":\\"hi\\"}]}" \\
-    "$OPENAI_BASE_URL/chat/completions"
-}
-echo "json=$(call false)"
-call true | grep -o '"content":"[^"]*"' | tr -d '\\n'; echo`;
 
 /** Processes of this host whose parent is this process and whose command line has `word`. */
 function childrenWith(word: string): string[] {
@@ -85,7 +73,7 @@ describe("the model relay in a busybox container", { skip: skip ?? false }, () =
       "--env.agent.harness.id",
       "command",
       "--env.agent.harness.command",
-      JSON.stringify(["sh", "-c", PROGRAM]),
+      JSON.stringify(["sh", "-c", SHELL_AGENT]),
       "--env.agent.harness.env",
       JSON.stringify({ VF_HOST_PROBE: openai.url }),
       "--env.agent.runtime.type",
