@@ -120,9 +120,10 @@ function elfInterpreter(path: string): string | null {
  */
 export async function installCarrier(runtime: Runtime, carrier: RelayCarrier): Promise<void> {
   const partial = `${carrier.dir}.${Math.random().toString(36).slice(2)}`;
-  for (const f of carrier.files) {
-    await runtime.write(`${partial}/${f.name}`, readFileSync(f.path));
-  }
+  // at once: each write is a command of its own (a round trip to the sandbox)
+  await Promise.all(
+    carrier.files.map((f) => runtime.write(`${partial}/${f.name}`, readFileSync(f.path))),
+  );
   const placed = await runtime.run([
     "sh",
     "-c",
