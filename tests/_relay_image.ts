@@ -44,6 +44,22 @@ if (process.env.VF_AGENT === "openai") {
 }
 `;
 
+/**
+ * A shell program whose `wget` (busybox's or GNU's) makes chat calls: it exits 4 if the
+ * host's loopback (`VF_HOST_PROBE`) answers, then makes a JSON call (printed as `json=...`)
+ * and a streamed one (the `content` fields of its events on one line).
+ */
+export const SHELL_AGENT = `set -e
+if wget -q -T 3 -O /dev/null "$VF_HOST_PROBE" 2>/dev/null; then echo "host reached"; exit 4; fi
+call() {
+  wget -q -O - --header "Authorization: Bearer $OPENAI_API_KEY" \\
+    --header "Content-Type: application/json" \\
+    --post-data "{\\"model\\":\\"$OPENAI_MODEL\\",\\"stream\\":$1,\\"messages\\":[{\\"role\\":\\"user\\",\\"content\\":\\"hi\\"}]}" \\
+    "$OPENAI_BASE_URL/chat/completions"
+}
+echo "json=$(call false)"
+call true | grep -o '"content":"[^"]*"' | tr -d '\\n'; echo`;
+
 /** Builds the image (tag unique to this process); `remove()` deletes it. */
 export function buildRelayImage(): { tag: string; remove(): void } {
   const tag = `verifiers-ts-test:relay-${process.pid}`;

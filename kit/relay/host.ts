@@ -9,12 +9,12 @@
  * @module
  */
 import { connect, type Socket } from "node:net";
-import { randomUUID } from "node:crypto";
 import { SandboxError } from "../errors.ts";
 import type { ProcessExit, Runtime, RuntimeProcess } from "../runtime/runtime.ts";
 import { EnvelopeReader } from "../wire/envelope.ts";
 import { DATA, decodeFrame, encodeFrame, END, HELLO, OPEN, RESET } from "./frames.ts";
-import { RELAY_LAUNCH, RELAY_SCRIPT } from "./script.ts";
+import { installCarrier, relayCarrier } from "./carrier.ts";
+import { NO_RUNTIME, RELAY_LAUNCH, RELAY_SCRIPT } from "./script.ts";
 
 /** How long the relay may take to say its port. */
 const HELLO_TIMEOUT_MS = 30_000;
@@ -35,8 +35,9 @@ export interface SandboxRelay {
 
 /**
  * Starts a relay in `runtime` toward the server of `endpoint` (a loopback URL of this
- * host). Throws a SandboxError when the runtime has no live programs or the relay does not
- * come up (no JavaScript runtime in the sandbox).
+ * host). A sandbox with no JavaScript runtime gets this host's (`carrier.ts`) the first
+ * time. Throws a SandboxError when the runtime has no live programs or the relay does not
+ * come up.
  */
 export async function openRelay(runtime: Runtime, endpoint: string): Promise<SandboxRelay> {
   if (runtime.spawn === undefined) {
@@ -45,11 +46,46 @@ export async function openRelay(runtime: Runtime, endpoint: string): Promise<San
         "run them on a runtime whose commands keep their stdin open (local, docker)",
     });
   }
+  const carrier = relayCarrier();
+  const argv = [
+    "sh",
+    "-c",
+    RELAY_LAUNCH,
+    "vf-relay",
+    RELAY_SCRIPT,
+    typeof carrier === "string" ? "/nonexistent" : carrier.dir,
+    typeof carrier === "string" ? "" : carrier.loader ?? "",
+    ...(typeof carrier === "string" ? [] : carrier.evalArgs),
+  ];
+  const first = await startRelay(await runtime.spawn(argv), endpoint);
+  if (typeof first !== "string") return first;
+  if (typeof carrier === "string") throw noRuntime(`${carrier}`);
+  if (first !== carrier.machine) {
+    throw noRuntime(
+      `the sandbox is ${first || "of an unknown machine type"}, this host ` +
+        `${carrier.machine}`,
+    );
+  }
+  await installCarrier(runtime, carrier);
+  const second = await startRelay(await runtime.spawn(argv), endpoint);
+  if (typeof second === "string") throw noRuntime("its carrier did not start");
+  return second;
+}
+
+function noRuntime(why: string): SandboxError {
+  return new SandboxError(
+    `The model relay cannot run in the sandbox: it has no JavaScript runtime, and ${why}`,
+    { hint: "Install bun, node or deno in the image, or give the sandbox a route to the host" },
+  );
+}
+
+/**
+ * Waits for the relay's `HELLO`: the relay, or the sandbox's machine type (as `uname -m`
+ * says it, maybe empty) when the sandbox has no JavaScript runtime to run it.
+ */
+function startRelay(proc: RuntimeProcess, endpoint: string): Promise<SandboxRelay | string> {
   const target = new URL(endpoint);
-  const script = `/tmp/vf-relay-${randomUUID()}.mjs`;
-  await runtime.write(script, RELAY_SCRIPT);
-  const proc = await runtime.spawn(["sh", "-c", RELAY_LAUNCH, "vf-relay", script]);
-  return await new Promise<SandboxRelay>((resolve, reject) => {
+  return new Promise<SandboxRelay | string>((resolve, reject) => {
     const relay = new HostEnd(proc, target, (port) => {
       clearTimeout(timer);
       resolve(relay.handle(endpoint.replace(/^http:\/\/[^/]+/, `http://127.0.0.1:${port}`)));
@@ -60,15 +96,19 @@ export async function openRelay(runtime: Runtime, endpoint: string): Promise<San
       const tail = proc.stderrTail().slice(-3).join(" | ");
       reject(
         new SandboxError(`The model relay in the sandbox did not start: ${why}`, {
-          hint: tail === ""
-            ? "Check that the sandbox can run sh"
-            : `Its stderr: ${tail}. The relay needs bun, node or deno in the sandbox`,
+          hint: tail === "" ? "Check that the sandbox can run sh" : `Its stderr: ${tail}`,
         }),
       );
     };
     const timer = setTimeout(() => fail("no answer in 30 s"), HELLO_TIMEOUT_MS);
     void proc.exited.then((exit) => {
-      if (!relay.ready) fail(exit.startError ?? `it exited with code ${exit.exitCode}`);
+      if (relay.ready) return;
+      const said = proc.stderrTail().find((l) => l.startsWith(NO_RUNTIME));
+      if (exit.exitCode === 127 && said !== undefined) {
+        clearTimeout(timer);
+        return resolve(said.slice(NO_RUNTIME.length).trim());
+      }
+      fail(exit.startError ?? `it exited with code ${exit.exitCode}`);
     });
   });
 }

@@ -1,6 +1,7 @@
 /**
- * The relay's in-sandbox end, as the source of one self-contained JavaScript module written
- * into the sandbox and run by the JavaScript runtime found there (`bun`, `node` or `deno`):
+ * The relay's in-sandbox end, as the source of one self-contained JavaScript module given on
+ * the command line to the JavaScript runtime found there (`bun`, `node` or `deno`), else to
+ * the host's own runtime copied there (`carrier.ts`), so no file of it is left behind:
  * it listens on the sandbox's 127.0.0.1 (an OS-chosen port, said in a `HELLO` frame) and
  * carries each connection over its stdin and stdout in the frames of `frames.ts`. It exits
  * when its stdin ends (the host closed the session or died), so it never outlives the
@@ -71,11 +72,24 @@ process.stdin.on("close", quit);
 process.stdout.on("error", quit);
 `;
 
+/** What the launch says on stderr when the sandbox has no JavaScript runtime (exit 127). */
+export const NO_RUNTIME = "vf-relay: no JavaScript runtime on ";
+
 /**
- * The `sh` program that starts the relay at path `$1` with the first JavaScript runtime on
- * the sandbox's PATH; exit 127 with a line on stderr when there is none.
+ * The `sh` program that runs the relay's module (`$1`) with the first JavaScript runtime on
+ * the sandbox's PATH, else with the carrier installed in folder `$2` (`carrier.ts`; `$3`
+ * names its loader, empty for a static executable; the rest are its arguments before the
+ * module). The relay's last argument, `vf-relay-in-sandbox`, names it in a process list.
+ * Exit 127 with {@link NO_RUNTIME} and the machine type on stderr when neither is
+ * there.
  */
-export const RELAY_LAUNCH = 'if command -v bun >/dev/null 2>&1; then exec bun "$1"; ' +
-  'elif command -v node >/dev/null 2>&1; then exec node "$1"; ' +
-  'elif command -v deno >/dev/null 2>&1; then exec deno run -A "$1"; fi; ' +
-  'echo "no JavaScript runtime (bun, node or deno) on the PATH" >&2; exit 127';
+export const RELAY_LAUNCH = "code=$1; dir=$2; loader=$3; shift 3; n=vf-relay-in-sandbox; " +
+  'if command -v bun >/dev/null 2>&1; then exec bun -e "$code" $n; fi; ' +
+  'if command -v node >/dev/null 2>&1; then exec node --input-type=module -e "$code" $n; fi; ' +
+  'if command -v deno >/dev/null 2>&1; then exec deno eval "$code" $n; fi; ' +
+  'if [ -x "$dir/runtime" ]; then ' +
+  'export BUN_BE_BUN=1 DENO_DIR="$dir/deno" DENO_NO_UPDATE_CHECK=1; ' +
+  'if [ -n "$loader" ]; then ' +
+  'exec "$dir/lib/$loader" --library-path "$dir/lib" "$dir/runtime" "$@" "$code" $n; fi; ' +
+  'exec "$dir/runtime" "$@" "$code" $n; fi; ' +
+  `echo "${NO_RUNTIME}$(uname -m 2>/dev/null)" >&2; exit 127`;

@@ -1,6 +1,6 @@
 /**
  * Real processes for the Modal fake's sandboxes: each exec'd command runs on this machine
- * (its own process group), with stdin fed by offset-addressed writes until EOF, stdout and
+ * (its own process group, in its sandbox's network namespace where one is made), with stdin fed by offset-addressed writes until EOF, stdout and
  * stderr kept as append-only byte logs that can be read from any offset while they grow,
  * and an exit status of a code or a signal number, as the task command router reports it.
  *
@@ -83,6 +83,8 @@ export interface FakeProcessOptions {
   stderr: "pipe" | "devnull" | "stdout";
   /** Kill the process group after this many seconds (signal 9). */
   timeoutS?: number | undefined;
+  /** The command as started in the sandbox's network (sandbox_netns.ts). @default as is */
+  network?: (argv: string[]) => string[];
 }
 
 /** One exec'd command. */
@@ -108,8 +110,9 @@ export class FakeProcess {
       settle(s);
     };
     let child: ChildProcess;
+    const started = options.network?.(argv) ?? argv;
     try {
-      child = spawn(argv[0]!, argv.slice(1), {
+      child = spawn(started[0]!, started.slice(1), {
         cwd: options.cwd,
         env: options.env,
         detached: true,

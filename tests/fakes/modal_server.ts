@@ -14,7 +14,8 @@
  *   (`timeout_secs`) and idle timeouts on a controllable clock;
  * - exec through the router for real: each sandbox has a temporary directory and its
  *   declared workdir maps onto it (paths in argv and the exec workdir are rewritten), the
- *   commands run on this machine with stdin, stdout and stderr over the router's
+ *   commands run on this machine, in a network namespace of the sandbox's own where one
+ *   can be made (sandbox_netns.ts), with stdin, stdout and stderr over the router's
  *   offset-addressed RPCs;
  * - strict validation (missing fields, bad values, unknown ids) and fault injection
  *   (status codes, delays, stream resets, connection drops, errors after messages).
@@ -32,6 +33,7 @@ import type * as M from "../../plugins/runtimes/modal/messages.ts";
 import { GrpcStatusError, startGrpcServer } from "./grpc_server.ts";
 import type { GrpcCall, GrpcHandler } from "./grpc_server.ts";
 import { FakeProcess, killTagged, SANDBOX_TAG_VAR } from "./modal_processes.ts";
+import { SandboxNetwork } from "./sandbox_netns.ts";
 import type { ExitStatus } from "./modal_processes.ts";
 import {
   CONTROL_PROTO,
@@ -148,6 +150,8 @@ interface SandboxState {
   hostWorkdir: string;
   execs: Map<string, ExecState>;
   routerJwts: Set<string>;
+  /** Its own network: commands reach its loopback, not this host's (sandbox_netns.ts). */
+  net: SandboxNetwork;
 }
 
 /** Options of {@link startModalFake}. */
@@ -326,6 +330,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
     sb.result = result;
     for (const e of sb.execs.values()) e.process.killGroup();
     killTagged(sb.id);
+    sb.net.close();
     for (const e of sb.execs.values()) {
       e.process.done.then(() => {}, () => {});
     }
@@ -534,6 +539,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
         hostWorkdir,
         execs: new Map(),
         routerJwts: new Set(),
+        net: new SandboxNetwork(id),
       };
       sandboxes.set(id, sb);
       byTask.set(sb.taskId, sb);
@@ -662,6 +668,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       const map = mapper(sb);
       const cwd = req.workdir !== undefined ? map(req.workdir) : sb.hostWorkdir;
       const proc = new FakeProcess(req.commandArgs.map(map), {
+        network: (argv) => sb.net.wrap(argv),
         cwd,
         env,
         stdout: req.stdoutConfig === StdioConfig.PIPE ? "pipe" : "devnull",
@@ -856,6 +863,7 @@ export async function startModalFake(options: ModalFakeOptions = {}): Promise<Mo
       for (const sb of sandboxes.values()) {
         if (sb.result === null) finishSandbox(sb, result(GenericStatus.TERMINATED));
         else killTagged(sb.id);
+        sb.net.close();
       }
       await server.close();
       rmSync(root, { recursive: true, force: true });

@@ -3,7 +3,8 @@
  * host, and every command runs chrooted into it inside a fresh user + mount namespace
  * (`unshare -Urm`) with the host's `/usr`, `/etc`, `/opt` bind-mounted read-only and
  * `/dev`, `/proc` bind-mounted. So `/app`, `/tmp` and every other path a command writes
- * belong to that sandbox alone, while pids are shared with the host (the fake can kill a
+ * belong to that sandbox alone (and its network, when the fake gives it one: sandbox_netns.ts),
+ * while pids are shared with the host (the fake can kill a
  * sandbox's processes, found by a marker variable in their environment).
  *
  * Linux only; needs `unshare` and unprivileged user namespaces (or root).
@@ -24,6 +25,7 @@ import {
 } from "node:fs";
 import { join, posix } from "node:path";
 import process from "node:process";
+import type { SandboxNetwork } from "./sandbox_netns.ts";
 
 /** The environment variable that marks every process of a sandbox. */
 export const SANDBOX_MARKER = "VF_FAKE_PRIME_SANDBOX";
@@ -89,6 +91,8 @@ export interface SandboxProcess {
 export interface SpawnInSandboxOptions {
   sandboxId: string;
   root: string;
+  /** The sandbox's network (sandbox_netns.ts). @default this host's */
+  network?: SandboxNetwork;
   /** Working directory inside the sandbox. @default "/" */
   cwd?: string | null;
   env?: Record<string, string>;
@@ -107,21 +111,24 @@ export function spawnInSandbox(argv: string[], o: SpawnInSandboxOptions): Sandbo
     ...o.env,
     [SANDBOX_MARKER]: o.sandboxId,
   };
-  const child = spawn(
+  const unshared = [
     "unshare",
-    [
-      "--user",
-      "--map-root-user",
-      "--mount",
-      "--",
-      "/bin/sh",
-      "-c",
-      SETUP,
-      "vf-fake-sandbox",
-      o.root,
-      o.cwd || "/",
-      ...argv,
-    ],
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--",
+    "/bin/sh",
+    "-c",
+    SETUP,
+    "vf-fake-sandbox",
+    o.root,
+    o.cwd || "/",
+    ...argv,
+  ];
+  const [program, ...args] = o.network?.wrap(unshared) ?? unshared;
+  const child = spawn(
+    program!,
+    args,
     {
       env,
       cwd: o.root,

@@ -17,7 +17,8 @@
  * unknown body fields rejected. Sandboxes follow the status machine (PENDING → RUNNING
  * after K status reads or T fake-clock ms; image builds; image failures; lifetime and
  * idle expiry on the fake clock), and commands really run, chrooted into a per-sandbox
- * root (prime_sandbox_fs.ts). Faults can be injected per request kind: an HTTP answer,
+ * root (prime_sandbox_fs.ts), in a network namespace of the sandbox's own where one can be
+ * made (sandbox_netns.ts): this host's 127.0.0.1 is not theirs. Faults can be injected per request kind: an HTTP answer,
  * a delay, a connection reset, a body cut off mid-way.
  *
  * It answers as the official SDK expects the service to (`packages/prime-sandboxes/src/
@@ -59,6 +60,7 @@ import {
   type SandboxProcess,
   spawnInSandbox,
 } from "./prime_sandbox_fs.ts";
+import { SandboxNetwork } from "./sandbox_netns.ts";
 
 /** The pid a request's `CommandSessionSelector` names (0 for a tag or none: no session has it). */
 function sessionPid(request: Record<string, unknown>): number {
@@ -167,6 +169,8 @@ export interface FakeSandbox {
   /** Gone from the provider (deleted, or reaped after idle/lifetime expiry). */
   reaped: boolean;
   root: string;
+  /** Its own network: commands reach its loopback, not this host's (sandbox_netns.ts). */
+  net: SandboxNetwork;
 }
 
 /** Options of {@link startPrimeFake}. */
@@ -524,6 +528,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     sb.terminationReason = reason;
     sb.terminatedAt = clock.now();
     killSandboxProcesses(sb.id);
+    sb.net.close();
   }
 
   /** A sandbox that dies (OOM, lifetime) after it ran. */
@@ -701,6 +706,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
           deleted: false,
           reaped: false,
           root,
+          net: new SandboxNetwork(sid),
         };
         sandboxes.set(sid, sb);
         if (key) idempotency.set(key, sid);
@@ -805,6 +811,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
         sb.reaped = true;
         if (!TERMINAL.has(sb.status)) finish(sb, "TERMINATED", null, "deleted");
         else killSandboxProcesses(sb.id);
+        sb.net.close();
         removeSandboxRoot(sb.root);
         return json(res, 200, {});
       }
@@ -932,6 +939,7 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     const stdout: Uint8Array[] = [];
     const stderr: Uint8Array[] = [];
     const proc = spawnInSandbox(argv, {
+      network: sb.net,
       sandboxId: sb.id,
       root: sb.root,
       cwd,
@@ -1427,7 +1435,10 @@ export async function startPrimeFake(options: PrimeFakeOptions = {}): Promise<Pr
     },
     async close() {
       for (const p of running) p.kill();
-      for (const sb of sandboxes.values()) killSandboxProcesses(sb.id);
+      for (const sb of sandboxes.values()) {
+        killSandboxProcesses(sb.id);
+        sb.net.close();
+      }
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -107,14 +107,24 @@ export default defineHarness({
       );
     }
     const messagesFile = messagesPath(ctx.runtime);
-    await ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
     // a sandbox has no route to this host's loopback: its programs go through a relay
-    // (an endpoint that is not loopback is a tunnel's URL: reached directly)
+    // (an endpoint that is not loopback is a tunnel's URL: reached directly), which starts
+    // while the messages file is written
     const direct = ctx.runtime.isLocal || ctx.runtime.hostLoopback === true ||
       !LOOPBACK.has(new URL(ctx.endpoint).hostname);
-    const relay = direct || ctx.runtime.spawn === undefined
-      ? null
-      : await openRelay(ctx.runtime, ctx.endpoint);
+    const opening = direct || ctx.runtime.spawn === undefined
+      ? Promise.resolve(null)
+      : openRelay(ctx.runtime, ctx.endpoint);
+    const written = ctx.runtime.write(messagesFile, JSON.stringify(toChatMessages(ctx.messages)));
+    const [started, write] = await Promise.allSettled([opening, written]);
+    const relay = started.status === "fulfilled" ? started.value : null;
+    if (started.status === "rejected" || write.status === "rejected") {
+      await relay?.close();
+      await removeQuietly(ctx.runtime, messagesFile);
+      throw started.status === "rejected"
+        ? started.reason
+        : (write as PromiseRejectedResult).reason;
+    }
     const endpoint = relay?.endpoint ?? ctx.endpoint;
     const env: Record<string, string> = {
       ...cfg.env,

@@ -12,6 +12,7 @@ import {
   type ErrorDetail,
   type ExecRequest,
   type ExecResult,
+  type RuntimeProcess,
   type SandboxCreation,
   SandboxError,
   type SandboxProvider,
@@ -20,6 +21,7 @@ import { accountFor, cached } from "./accounts.ts";
 import { buildRegistryImage, type ModalApi } from "./api.ts";
 import { MODAL_APP_NAME, type ModalRuntimeConfig, sandboxDefinition } from "./config.ts";
 import { execInSandbox } from "./exec.ts";
+import { spawnLiveInSandbox } from "./live.ts";
 import { execHint, isRefusal, provisioningHint } from "./failures.ts";
 import * as M from "./messages.ts";
 import { resolveModalProfile } from "./profile.ts";
@@ -111,6 +113,17 @@ export class ModalProvider implements SandboxProvider<ModalHandle> {
       return Promise.reject(new SandboxError("modal exec: the sandbox has no task yet"));
     }
     return execInSandbox(handle.api, handle.router, request);
+  }
+
+  /** Starts a live program through the router (live.ts). */
+  spawn(
+    handle: ModalHandle,
+    request: Pick<ExecRequest, "argv" | "cwd" | "env">,
+  ): Promise<RuntimeProcess> {
+    if (handle.router === null) {
+      return Promise.reject(new SandboxError("modal exec: the sandbox has no task yet"));
+    }
+    return spawnLiveInSandbox(handle.api, handle.router, request);
   }
 
   /** `SandboxTerminate`; any failure (NOT_FOUND too) leaves it unconfirmed. */
