@@ -178,7 +178,7 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
 function checkSkills(spec: { id: string; supportsSkills?: boolean }, config: AcpKeys): void {
   if (config.skills.length > 0 && spec.supportsSkills !== true) {
     throw new HarnessError(`harness '${spec.id}' does not take skills`, {
-      hint: "Remove env.agent.harness.skills, or use a harness that takes them (pi, opencode)",
+      hint: "Remove env.agent.harness.skills, or use a harness that takes them",
     });
   }
 }
