@@ -164,7 +164,12 @@ export function harnessConformance(label: string, c: HarnessConformanceCase): vo
     });
 
     it("a model error ends the launch as a failure, never as exit code 0", async () => {
-      reply = () => ({ status: 400, error: "conformance: this request is refused" });
+      // as OpenAI refuses a request: a 400 of type invalid_request_error, which no agent
+      // retries (a server_error is retried: OpenCode backs off five times, a minute in all)
+      reply = () => ({
+        status: 400,
+        error: { message: "conformance: this request is refused", type: "invalid_request_error" },
+      });
       const { result } = await launch();
       await endsInFailure(result, "model error");
     });
