@@ -163,6 +163,7 @@ export type {
 export { runAcpSession } from "./harness/acp/session.ts";
 export type { AcpSessionOptions, PermissionPolicy } from "./harness/acp/session.ts";
 export { AcpCollector, newAcpRecord } from "./harness/acp/record.ts";
+export { copySkills } from "./harness/acp/skills.ts";
 export type { AcpPermission, AcpRecord, AcpToolCall } from "./harness/acp/record.ts";
 export {
   agentsCacheDir,

@@ -23,6 +23,7 @@ export const BUILTIN_PLUGINS: BuiltinCatalog = {
       "codex": () => import("./harnesses/codex/mod.ts"),
       "command": () => import("./harnesses/command/mod.ts"),
       "null": () => import("./harnesses/null/mod.ts"),
+      "opencode": () => import("./harnesses/opencode/mod.ts"),
       "pi": () => import("./harnesses/pi/mod.ts"),
     },
     judge: {

@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(pi claude-code codex)
+  harnesses=(pi claude-code codex opencode)
 fi
 node_modules/.bin/deno run -A cli.ts harnesses install "${harnesses[@]}"

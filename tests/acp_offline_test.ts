@@ -15,6 +15,7 @@ import { join } from "node:path";
 import pi from "../plugins/harnesses/pi/mod.ts";
 import claude from "../plugins/harnesses/claude-code/mod.ts";
 import codex from "../plugins/harnesses/codex/mod.ts";
+import opencode from "../plugins/harnesses/opencode/mod.ts";
 import { isInstalled } from "../kit/harness/acp/install.ts";
 import type { HarnessPlugin } from "../kit/contract.ts";
 
@@ -69,10 +70,12 @@ export function agentConnections(strace: string, isAgentExec: (path: string) => 
   return { root, connects: connects.filter((c) => root !== null && descends(c.pid)) };
 }
 
-const AGENTS: [string, HarnessPlugin][] = [["pi", pi], ["claude-code", claude], [
-  "codex",
-  codex,
-]];
+const AGENTS: [string, HarnessPlugin][] = [
+  ["pi", pi],
+  ["claude-code", claude],
+  ["codex", codex],
+  ["opencode", opencode],
+];
 
 describe("ACP agents in a loopback-only network namespace", { skip: noTools ?? false }, () => {
   for (const [id, plugin] of AGENTS) {

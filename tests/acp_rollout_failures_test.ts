@@ -15,6 +15,7 @@ import process from "node:process";
 import pi from "../plugins/harnesses/pi/mod.ts";
 import claude from "../plugins/harnesses/claude-code/mod.ts";
 import codex from "../plugins/harnesses/codex/mod.ts";
+import opencode from "../plugins/harnesses/opencode/mod.ts";
 import { installName, isInstalled } from "../kit/harness/acp/install.ts";
 import type { HarnessPlugin } from "../kit/contract.ts";
 import type { AcpRecord } from "../kit/harness/acp/record.ts";
@@ -62,7 +63,11 @@ async function provider(id: string, mode: Mode, command: string) {
   return await startFakeOpenAI({
     apiKey: KEY,
     script: (body: Json) => {
-      if (mode === "refuse") return { status: 400, error: "refused" };
+      if (mode === "refuse") {
+        return { status: 400, error: { message: "refused", type: "invalid_request_error" } };
+      }
+      // a call with no tools is OpenCode's session title
+      if (((body.tools as unknown[] | undefined) ?? []).length === 0) return "t";
       return (body.messages as { role: string }[]).some((m) => m.role === "tool")
         ? "done"
         : { tool_calls: [{ name: "bash", arguments: { command } }] };
@@ -148,10 +153,12 @@ async function settled(needle: string): Promise<string[]> {
   return processesWith(needle);
 }
 
-const AGENTS: [string, HarnessPlugin][] = [["pi", pi], ["claude-code", claude], [
-  "codex",
-  codex,
-]];
+const AGENTS: [string, HarnessPlugin][] = [
+  ["pi", pi],
+  ["claude-code", claude],
+  ["codex", codex],
+  ["opencode", opencode],
+];
 
 for (const [id, plugin] of AGENTS) {
   const missing = isInstalled(plugin.agentBundle!) ? null : `${id} is not in the agent cache`;
@@ -161,12 +168,14 @@ for (const [id, plugin] of AGENTS) {
       const marker = `${Math.floor(Math.random() * 1e6)}.123`;
       const fake = await provider(id, "tool", `echo started && sleep ${marker}`);
       try {
-        // Codex's exec_command hands back a still-running command after 10 s: cut before that
-        const { trace, ms } = await rollout(id, fake.url, id === "codex" ? 8 : 15);
+        // Codex's exec_command hands back a still-running command after 10 s: cut before that;
+        // OpenCode takes the longest to start (seconds of CPU before its first call)
+        const deadline = id === "codex" ? 8 : id === "opencode" ? 30 : 15;
+        const { trace, ms } = await rollout(id, fake.url, deadline);
         assert.equal(trace.errors.length, 1, JSON.stringify(trace.errors));
         assert.equal(at(trace.errors, 0).type, "HarnessError");
         assert.match(at(trace.errors, 0).message, /agent timeout/);
-        assert.ok(ms < 35_000, `took ${ms} ms`);
+        assert.ok(ms < (deadline + 20) * 1000, `took ${ms} ms`);
         const acp = trace.info.acp as AcpRecord;
         assert.ok(acp.tool_calls.length >= 1, "the deadline fell while the tool ran");
         assert.deepEqual(await settled(`sleep ${marker}`), [], "the tool was killed");

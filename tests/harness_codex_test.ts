@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -108,5 +108,40 @@ rollout = 180
       const [answer] = runRealPython([{ kind: "episode", value: JSON.parse(at(lines, 0)) }]);
       assert.ok(answer?.ok, answer?.error);
     }
+  });
+  it("copies the skills to where Codex reads them, and it offers them to the model", async () => {
+    const skill = join(dir, "skills", "proof-writer");
+    mkdirSync(skill, { recursive: true });
+    writeFileSync(
+      join(skill, "SKILL.md"),
+      "---\nname: proof-writer\ndescription: Writes proof files for the acp skill test.\n---\n" +
+        "Write the proof.\n",
+    );
+    const config = join(dir, "codex-skills.toml");
+    writeFileSync(
+      config,
+      `model = "codex-test"
+[client]
+base_url = ${JSON.stringify(fake.url)}
+api_key_var = "${KEY_VAR}"
+[env.taskset]
+id = "jsonl"
+path = ${JSON.stringify(join(dir, "tasks.jsonl"))}
+[env.agent.harness]
+id = "codex"
+skills = [${JSON.stringify(skill)}]
+[env.agent.timeout]
+rollout = 180
+`,
+    );
+    const before = fake.requests.length;
+    const { episodes } = await evalInProcess(["@", config]);
+    const trace = at(at(episodes, 0).traces, 0);
+    assert.deepEqual(trace.errors, [], JSON.stringify(trace.errors));
+    const sent = fake.requests.slice(before).map((r) => JSON.stringify(r.body));
+    assert.ok(
+      sent.some((b) => b.includes("Writes proof files for the acp skill test.")),
+      "the skill is offered to the model",
+    );
   });
 });

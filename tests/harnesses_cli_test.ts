@@ -20,7 +20,7 @@ describe("vf harnesses", () => {
     const dir = cache();
     const r = await runCli(["harnesses", "list"], { env: { VF_CACHE_DIR: dir } });
     assert.equal(r.code, 0, r.stderr);
-    for (const id of ["pi", "claude-code", "codex"]) {
+    for (const id of ["pi", "claude-code", "codex", "opencode"]) {
       assert.match(r.stdout, new RegExp(`^${id}\\s+\\S+\\s+no\\s+${id}@`, "m"));
     }
     assert.doesNotMatch(r.stdout, /^bash\b/m, "harnesses without agents are not listed");
@@ -32,7 +32,7 @@ describe("vf harnesses", () => {
     const bad = await runCli(["harnesses", "install", "bash"], { env });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /Cannot install harness "bash": it installs no agent/);
-    assert.match(bad.stderr, /claude-code, codex, pi/);
+    assert.match(bad.stderr, /claude-code, codex, opencode, pi/);
     assert.doesNotMatch(bad.stderr, /\n\s+at /, "no stack trace");
     const bare = await runCli(["harnesses", "install"], { env });
     assert.equal(bare.code, 2);

@@ -78,8 +78,8 @@ export interface AcpPrepareContext<C> {
   installDir: string;
   /** A fresh folder for this rollout's agent state (config, HOME), removed afterwards. */
   stateDir: string;
-  /** The program that runs JavaScript: Bun's binary, or `node`. */
-  js: string;
+  /** The program that runs JavaScript: Bun's binary, or `node` (found when first read). */
+  readonly js: string;
   /** The system prompt text ("" when none). */
   systemPrompt: string;
   /** The path of a package's file inside the install. */
@@ -164,7 +164,10 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
           ctx,
           installDir,
           stateDir,
-          js: ctx.config.js_runtime === "node" ? "node" : bunBinary(installDir),
+          // looked up when asked: an agent that is a native binary needs no Bun
+          get js() {
+            return ctx.config.js_runtime === "node" ? "node" : bunBinary(installDir);
+          },
           systemPrompt: promptText(ctx.messages.filter((m) => m.role === "system")),
           modulePath: (pkg, file) => join(installDir, "node_modules", pkg, file),
         });
@@ -203,7 +206,7 @@ export function defineAcpHarness<S extends z.ZodObject<z.ZodRawShape>>(
 function checkSkills(spec: { id: string; supportsSkills?: boolean }, config: AcpKeys): void {
   if (config.skills.length > 0 && spec.supportsSkills !== true) {
     throw new HarnessError(`harness '${spec.id}' does not take skills`, {
-      hint: "Remove env.agent.harness.skills, or use a harness that takes them (pi)",
+      hint: "Remove env.agent.harness.skills, or use a harness that takes them",
     });
   }
 }

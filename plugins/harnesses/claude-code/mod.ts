@@ -7,14 +7,15 @@
  * from the vendor's hosts (without it: a `HEAD /api/hello` and lookups of the API host),
  * `DISABLE_AUTOUPDATER=1` from updating, `CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false` from
  * a racy post-turn model call, and `IS_SANDBOX=1` lets it skip permissions as root. Each
- * rollout has its own config folder (`CLAUDE_CONFIG_DIR`).
+ * rollout has its own config folder (`CLAUDE_CONFIG_DIR`), where the config's skills are
+ * copied.
  *
  * @module
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { defineAcpHarness, HarnessError } from "../../../kit/mod.ts";
+import { copySkills, defineAcpHarness, HarnessError } from "../../../kit/mod.ts";
 import { BUNDLES, DEFAULT_VERSION } from "./bundle.ts";
 
 const VERSIONS = Object.keys(BUNDLES) as [string, ...string[]];
@@ -33,8 +34,11 @@ export default defineAcpHarness({
   config,
   bundle: BUNDLES[DEFAULT_VERSION]!,
   bundleFor: (cfg) => BUNDLES[cfg.version] ?? BUNDLES[DEFAULT_VERSION]!,
+  supportsSkills: true,
   auxiliaryCall: ({ body }) => isTitleCall(body) ? "session_title" : null,
-  prepare({ ctx, installDir, stateDir, js, systemPrompt, modulePath }) {
+  async prepare({ ctx, installDir, stateDir, js, systemPrompt, modulePath }) {
+    // skills: copied where Claude Code reads the user's own, `$CLAUDE_CONFIG_DIR/skills`
+    await copySkills(ctx.runtime, ctx.config.skills, `${stateDir}/claude/skills`);
     const disallowed = ctx.config.disabled_tools ?? [];
     const options: Record<string, unknown> = {};
     if (disallowed.length > 0) options.disallowedTools = disallowed;
@@ -47,7 +51,7 @@ export default defineAcpHarness({
     }
     const claudeCode: Record<string, unknown> = {};
     if (Object.keys(options).length > 0) claudeCode.options = options;
-    return Promise.resolve({
+    return {
       argv: [js, modulePath("@agentclientprotocol/claude-agent-acp", "dist/index.js")],
       env: {
         HOME: stateDir,
@@ -73,7 +77,7 @@ export default defineAcpHarness({
       },
       // the default mode asks no permission: "reject" needs the mode that asks
       ...(ctx.config.permissions === "reject" ? { modeId: "default" } : {}),
-    });
+    };
   },
 });
 

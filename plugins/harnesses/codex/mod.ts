@@ -12,7 +12,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { defineAcpHarness, HarnessError } from "../../../kit/mod.ts";
+import { copySkills, defineAcpHarness, HarnessError } from "../../../kit/mod.ts";
 import { BUNDLES, DEFAULT_VERSION } from "./bundle.ts";
 
 const VERSIONS = Object.keys(BUNDLES) as [string, ...string[]];
@@ -43,8 +43,11 @@ export default defineAcpHarness({
   config,
   bundle: BUNDLES[DEFAULT_VERSION]!,
   bundleFor: (cfg) => BUNDLES[cfg.version] ?? BUNDLES[DEFAULT_VERSION]!,
+  supportsSkills: true,
   async prepare({ ctx, installDir, stateDir, js, systemPrompt, modulePath }) {
     const home = `${stateDir}/codex`;
+    // skills: copied where Codex reads the user's own, `$CODEX_HOME/skills`
+    await copySkills(ctx.runtime, ctx.config.skills, `${home}/skills`);
     const features: Record<string, boolean> = {
       plugins: false,
       multi_agent: ctx.config.multi_agent,
