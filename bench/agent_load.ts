@@ -19,8 +19,8 @@
  * runtime only, to show the benchmark runs.
  *
  * `deno run -A bench/agent_load.ts [--quick] [--rollouts 200] [--turns 20] [--in-flight 64]
- * [--chunks 300] [--rounds 2] [--large 2000] [--dialects <ids>]` (default: every dialect of
- * lib/dialects/mod.ts)
+ * [--chunks 300] [--rounds 2] [--large 2000] [--dialects <ids>] [--runtimes bun,deno]`
+ * (default: every dialect of lib/dialects/mod.ts, both runtimes)
  *
  * @module
  */
@@ -230,7 +230,9 @@ if (import.meta.main) {
     load: agentWorkload(quick),
     rounds: quick ? 1 : flag("rounds", 2),
     large: quick ? 12 : flag("large", 2000),
-    runtimes: quick ? [runtimeName() as Runtime] : ["bun", "deno"],
+    runtimes: quick
+      ? [runtimeName() as Runtime]
+      : (textFlag("runtimes") ?? "bun,deno").split(",") as Runtime[],
     dialects: (textFlag("dialects") ?? servedDialects().join(",")).split(","),
   });
   process.exit(0);

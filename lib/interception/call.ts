@@ -43,6 +43,7 @@ import {
   now,
   type Recorded,
   type Session,
+  writeRecorded,
 } from "./session.ts";
 
 /** What the handlers of one server share. */
@@ -112,8 +113,7 @@ export async function handleCall(
         `replaying a recorded response for an SDK retry (trace ${session.options.trace.id})`,
       );
       if (reply.headersSent || reply.finished) return;
-      reply.head(recorded.status, recorded.headers);
-      reply.end(recorded.body);
+      writeRecorded(reply, recorded);
       return;
     }
     if (session.closed) return fail(409, "rollout session is closed");
