@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { ProviderError, type TraceErrorRecord, traceErrorRecord } from "../../kit/errors.ts";
 import type { ModelCall, Trace } from "../../kit/trace/types.ts";
 import { numTurns } from "../../kit/trace/derived.ts";
@@ -61,6 +62,16 @@ export interface Recorded {
    * they went, written again in order: a stream is never joined unless it is replayed).
    */
   body: string | Uint8Array | readonly (string | Uint8Array)[];
+}
+
+/** Request bodies up to this many characters are their own replay key; longer ones are hashed. */
+const MAX_PLAIN_REPLAY_KEY = 4096;
+
+/** The key an SDK retry of a request (its text and bytes) finds its recorded answer under. */
+export function replayKeyOf(text: string, raw: Uint8Array): string {
+  return text.length <= MAX_PLAIN_REPLAY_KEY
+    ? `=${text}`
+    : `#${createHash("sha256").update(raw).digest("hex")}`;
 }
 
 /** Sends a recorded response again, as it went the first time. */
