@@ -15,12 +15,12 @@
  * (target against `record` ≤ 1.5x; against `pass` reported), the median and range of the
  * rounds' own ratios; the trace's bytes per rollout against the final conversation's own
  * (target ≤ 1.5x); and vf's peak RSS at `rollouts` and at `large` rollouts (target ≤ 1.25x),
- * with load averages (`--large 0` skips that). `--quick` runs a small workload on the running
- * runtime only, to show the benchmark runs.
+ * with load averages (`--large 0` skips that; `--rounds 0` measures only that). `--quick` runs
+ * a small workload on the running runtime only, to show the benchmark runs.
  *
  * `deno run -A bench/agent_load.ts [--quick] [--rollouts 200] [--turns 20] [--in-flight 64]
- * [--chunks 300] [--rounds 2] [--large 2000] [--dialects <ids>]` (default: every dialect of
- * lib/dialects/mod.ts)
+ * [--chunks 300] [--rounds 2] [--large 2000] [--dialects <ids>] [--runtimes bun,deno]`
+ * (default: every dialect of lib/dialects/mod.ts, both runtimes)
  *
  * @module
  */
@@ -147,7 +147,7 @@ export async function agentLoad(options: {
       }
       console.log(`  round ${round + 1}: ${before} at start, ${loadAverages()} at end`);
     }
-    for (const rt of runtimes) {
+    for (const rt of rounds > 0 ? runtimes : []) {
       for (const dialect of dialects) {
         const runs = Object.fromEntries(SIDES.map((s) => [s, seen.get(key(rt, dialect, s))!]));
         const perCall = (f: Figures) => f.cpuMs / f.calls;
@@ -180,7 +180,10 @@ export async function agentLoad(options: {
     }
     for (const rt of options.large > 0 ? runtimes : []) {
       for (const dialect of dialects) {
-        const small = Math.max(...seen.get(key(rt, dialect, "vf"))!.map((f) => f.peakRssMB));
+        // with no rounds (`--rounds 0`), vf alone at `rollouts` first
+        const measured = seen.get(key(rt, dialect, "vf")) ??
+          [await measure(rt, "vf", dialect, mock.url, load)];
+        const small = Math.max(...measured.map((f) => f.peakRssMB));
         const big = await measure(rt, "vf", dialect, mock.url, {
           ...load,
           rollouts: options.large,
@@ -230,7 +233,9 @@ if (import.meta.main) {
     load: agentWorkload(quick),
     rounds: quick ? 1 : flag("rounds", 2),
     large: quick ? 12 : flag("large", 2000),
-    runtimes: quick ? [runtimeName() as Runtime] : ["bun", "deno"],
+    runtimes: quick
+      ? [runtimeName() as Runtime]
+      : (textFlag("runtimes") ?? "bun,deno").split(",") as Runtime[],
     dialects: (textFlag("dialects") ?? servedDialects().join(",")).split(","),
   });
   process.exit(0);

@@ -136,11 +136,11 @@ export async function runRollout(
   ];
   const headers = { "content-type": "application/json", ...program.headers(key) };
   for (let turn = 1; turn <= load.turns; turn++) {
-    const res = await fetch(url + program.path, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(program.body(conversation)),
-    });
+    const body = JSON.stringify(program.body(conversation));
+    const post = () => fetch(url + program.path, { method: "POST", headers, body });
+    // a kept-alive connection the server closed as it was reused is posted again, as SDKs
+    // do: nothing was read of it
+    const res = await post().catch(post);
     const { text, events } = await readAnswer(res, program);
     if (events < load.chunks) throw new Error(`an answer came in ${events} events`);
     if (!text.endsWith(String(rollout + turn - 1))) throw new Error("a wrong answer");

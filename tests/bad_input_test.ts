@@ -195,6 +195,12 @@ const CASES: Case[] = [
     hint: /idle_timeout/,
   },
   {
+    name: "client.images not a boolean in a config file",
+    files: { "images.toml": '[client]\nimages = "no"\n' },
+    args: () => ["eval", "echo", "@", "images.toml", "-m", "oracle", "--dry-run"],
+    expect: /images\.toml: client\.images: .*boolean/,
+  },
+  {
     name: "a judge base_url that is not a URL",
     files: {
       "judge.toml": '[[env.taskset.task.judges]]\nid = "match"\nbase_url = "nope"\n',

@@ -8,6 +8,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { openAIResponses } from "../lib/dialects/responses/mod.ts";
 import type { DialectRequest } from "../kit/wire/dialect.ts";
+import type { MessageNode } from "../kit/trace/types.ts";
+import { commitTurn } from "../lib/interception/graph.ts";
 
 function parse(body: Record<string, unknown>): DialectRequest {
   const request = openAIResponses.parseRequest(body);
@@ -67,11 +69,22 @@ describe("the Responses dialect reads", () => {
     ]);
   });
 
-  it("the request's items into a copy: the trace holds nothing of the program's body", () => {
+  it("the request's items into the trace as a copy: it holds nothing of the program's body", () => {
     const item = { type: "function_call", call_id: "c", name: "f", arguments: "{}" };
-    const message = parse({ model: "m", input: [item] }).messages[0]!;
+    const nodes: MessageNode[] = [];
+    const answer = { role: "assistant" as const, content: "ok", provider_state: [{ id: 1 }] };
+    commitTurn(nodes, parse({ model: "m", input: [item] }).messages, answer);
     item.name = "changed";
-    assert.equal((message as { provider_state: { name: string }[] }).provider_state[0]!.name, "f");
+    answer.provider_state[0]!.id = 2;
+    const state = (n: number) =>
+      (nodes[n]!.message as { provider_state: unknown[] }).provider_state;
+    assert.deepEqual(state(0), [{
+      type: "function_call",
+      call_id: "c",
+      name: "f",
+      arguments: "{}",
+    }]);
+    assert.deepEqual(state(1), [{ id: 1 }]);
   });
 
   it("refuses an input that is neither a string nor items", () => {

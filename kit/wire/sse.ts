@@ -15,22 +15,39 @@ export interface SseEvent {
   event: string | null;
 }
 
-function parseEvent(raw: string): SseEvent {
-  const data: string[] = [];
-  let event: string | null = null;
-  for (const line of raw.split("\n")) {
-    if (line === "" || line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") data.push(value);
-    else if (field === "event") event = value;
-  }
-  return { raw, data: data.length > 0 ? data.join("\n") : null, event };
+const NEWLINE = 0x0a;
+const COLON = 0x3a;
+const SPACE = 0x20;
+const OPEN_BRACE = 0x7b;
+
+/** Whether the line at `at` (ending at `end`) is of field `name`. */
+function fieldAt(raw: string, at: number, end: number, name: string): boolean {
+  const after = at + name.length;
+  return raw.startsWith(name, at) && (after === end || raw.charCodeAt(after) === COLON);
 }
 
-const NEWLINE = 0x0a;
+/**
+ * Reads one event's fields. Its lines are walked in place, and only `data` and `event`
+ * lines are sliced (a blank line, a comment or another field carries nothing read here).
+ */
+function parseEvent(raw: string): SseEvent {
+  let data: string | null = null;
+  let event: string | null = null;
+  for (let at = 0; at < raw.length;) {
+    let end = raw.indexOf("\n", at);
+    if (end === -1) end = raw.length;
+    const isData = fieldAt(raw, at, end, "data");
+    if (isData || fieldAt(raw, at, end, "event")) {
+      let from = at + (isData ? 5 : 6);
+      if (from < end && raw.charCodeAt(from) === SPACE) from++;
+      const value = from < end ? raw.slice(from, end) : "";
+      if (!isData) event = value;
+      else data = data === null ? value : data + "\n" + value;
+    }
+    at = end + 1;
+  }
+  return { raw, data, event };
+}
 
 /** Splits a byte stream into {@link SseEvent}s as the bytes arrive. */
 export class SseSplitter {
@@ -119,6 +136,12 @@ export class SseSplitter {
       at = end + 2;
     }
   }
+}
+
+/** Whether an event's data is the `[DONE]` that ends an OpenAI stream (spaces around it aside). */
+export function isDone(data: string): boolean {
+  // JSON data (most events) is told apart without trimming a copy of it
+  return data.charCodeAt(0) !== OPEN_BRACE && data.trim() === "[DONE]";
 }
 
 /** Serialises one event: its raw lines followed by a blank line. */

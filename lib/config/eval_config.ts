@@ -77,6 +77,9 @@ const ClientConfig = z.strictObject({
     .default([...PROVIDER_DIALECTS]).describe(
       "Model APIs the provider serves (chat, responses, anthropic); a program's other calls are translated",
     ),
+  images: z.boolean().default(true).describe(
+    "Whether the provider takes images; false refuses a model call carrying one before it is sent",
+  ),
   stall_timeout: z.number().positive().nullable().default(600).describe(
     "Seconds without a byte from the provider before a model call fails (504); null waits forever",
   ),
@@ -285,6 +288,7 @@ export type EvalConfig = {
   client: {
     base_url: string | null;
     dialects: (typeof PROVIDER_DIALECTS)[number][];
+    images: boolean;
     api_key_var: string;
     headers: Record<string, string>;
     stall_timeout: number | null;

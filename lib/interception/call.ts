@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { ProviderError, traceErrorRecord } from "../../kit/errors.ts";
 import { redact } from "../../kit/secrets.ts";
 import { anySignal } from "../../kit/util/any_signal.ts";
@@ -27,6 +26,7 @@ import type { ProviderClient, ProviderResponse } from "../clients/provider_clien
 import { relayHeaders, upstreamHeaders } from "./headers.ts";
 import { drain, parseJsonOrNull, relayStream, type StreamCall } from "./relay.ts";
 import {
+  imageRefusal,
   providerDialect,
   streamTranslation,
   translatedAnswer,
@@ -38,7 +38,9 @@ import {
   limitReached,
   now,
   type Recorded,
+  replayKeyOf,
   type Session,
+  writeRecorded,
 } from "./session.ts";
 
 /** What the handlers of one server share. */
@@ -48,14 +50,14 @@ export interface ServerContext {
   refuseStreamUsage: WeakSet<ProviderClient>;
   /** The dialects the provider serves; a call in another is translated (translate.ts). */
   providerDialects: readonly Dialect[];
+  /** False when the provider takes no images (`client.images`): such a call is refused. */
+  providerImages: boolean;
 }
 
 /** The largest program request body read (a longer one is refused, 413). */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const decoder = new TextDecoder();
 const MAX_REPLAYS = 32;
-/** Request bodies up to this many characters are their own replay key; longer ones are hashed. */
-const MAX_PLAIN_REPLAY_KEY = 4096;
 
 /** An error of the server's own, in the dialect's shape: the SDK must not retry it. */
 export function sendError(
@@ -94,10 +96,7 @@ export async function handleCall(
   if (typeof request === "string") return fail(400, request, "invalid_request_error");
   if (session.closed) return fail(409, "rollout session is closed");
 
-  // the key an SDK retry of this very request finds its recorded answer under
-  const replayKey = text.length <= MAX_PLAIN_REPLAY_KEY
-    ? `=${text}`
-    : `#${createHash("sha256").update(raw).digest("hex")}`;
+  const replayKey = replayKeyOf(text, raw);
   const retryCount = Number(req.headers["x-stainless-retry-count"] ?? 0);
   if (retryCount > 0) {
     const prior = session.replays.get(replayKey);
@@ -108,8 +107,7 @@ export async function handleCall(
         `replaying a recorded response for an SDK retry (trace ${session.options.trace.id})`,
       );
       if (reply.headersSent || reply.finished) return;
-      reply.head(recorded.status, recorded.headers);
-      reply.end(recorded.body);
+      writeRecorded(reply, recorded);
       return;
     }
     if (session.closed) return fail(409, "rollout session is closed");
@@ -176,9 +174,11 @@ async function exchange(
   const provider = providerDialect(dialect, ctx.providerDialects, rewritten);
   const translated = provider !== dialect;
   const options = { streamUsage: asksUsage };
-  const prepared = translated
-    ? translateRequest(dialect, provider, request, model, sampling, options)
-    : dialect.prepare(request, model, sampling, options);
+  const refused = ctx.providerImages ? null : imageRefusal(request);
+  const prepared = refused ??
+    (translated
+      ? translateRequest(dialect, provider, request, model, sampling, options)
+      : dialect.prepare(request, model, sampling, options));
   const entry: InFlight = {
     call: {
       node: null,
@@ -241,7 +241,8 @@ async function exchange(
   if (typeof prepared === "string") {
     // never sent with the part dropped: the program hears why, the rollout fails with it
     fail(new ProviderError(prepared, 400));
-    sendError_(400, prepared, "invalid_request_error", "untranslatable_request");
+    const code = refused !== null ? "unsupported_content" : "untranslatable_request";
+    sendError_(400, prepared, "invalid_request_error", code);
     return null;
   }
   let upstream: UpstreamCall = prepared;

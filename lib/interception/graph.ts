@@ -28,13 +28,49 @@ function canonicalArguments(args: string): string {
   }
 }
 
+/** A JSON leaf as {@link canonicalJson} writes it: undefined and non-finite numbers are null. */
+function leaf(value: unknown): unknown {
+  return value === undefined || (typeof value === "number" && !Number.isFinite(value))
+    ? null
+    : value;
+}
+
+/**
+ * Whether two values have the same {@link canonicalJson}, read without writing it: a
+ * program sends the whole conversation again with every call, and the texts of its parts
+ * are compared as they are, never copied into a canonical string.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) {
+    return leaf(a) === leaf(b);
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const c = b as unknown[];
+    if (a.length !== c.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], c[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(x, key) || x[key] === undefined) continue;
+    keys++;
+    if (!Object.hasOwn(y, key) || y[key] === undefined || !sameJson(x[key], y[key])) return false;
+  }
+  for (const key in y) if (Object.hasOwn(y, key) && y[key] !== undefined) keys--;
+  return keys === 0;
+}
+
 /** `u ?? empty` and `v ?? empty` are the same value (strings compared as they are). */
 function sameValue(u: unknown, v: unknown, empty: unknown): boolean {
   const p = u ?? empty;
   const q = v ?? empty;
   if (p === q) return true;
   if (typeof p === "string" && typeof q === "string") return false;
-  return canonicalJson(p) === canonicalJson(q);
+  return sameJson(p, q);
 }
 
 function toolCallsOf(m: Record<string, unknown>): Record<string, unknown>[] {
@@ -168,6 +204,18 @@ function childrenOf(nodes: MessageNode[]): Map<number | null, number[]> {
 }
 
 /**
+ * A message as a node holds it: its `provider_state` (a provider's items, which a dialect
+ * reads out of the request or answer as they are) copied, so that the graph holds nothing
+ * of a body a program or a harness in this process still owns. Only messages that become
+ * nodes are copied: the conversation a program sends again is matched, not copied.
+ */
+function ownCopy(message: Message): Message {
+  const state = (message as { provider_state?: unknown }).provider_state;
+  if (state === undefined || state === null || typeof state !== "object") return message;
+  return { ...message, provider_state: structuredClone(state) } as Message;
+}
+
+/**
  * Adds a request's messages to the graph: matches them from the root (each against the
  * latest child of its parent that is the same message) and appends the unmatched tail as
  * unsampled nodes. Returns the index of the node of the last message (null for an empty
@@ -195,7 +243,7 @@ export function addMessages(
       }
       matching = false;
     }
-    nodes.push({ parent, message, sampled: false, timestamp });
+    nodes.push({ parent, message: ownCopy(message), sampled: false, timestamp });
     parent = nodes.length - 1;
   }
   return parent;
@@ -208,7 +256,7 @@ function addSampled(
   message: Message,
   timestamp: number = nowSeconds(),
 ): number {
-  nodes.push({ parent, message, sampled: true, timestamp });
+  nodes.push({ parent, message: ownCopy(message), sampled: true, timestamp });
   return nodes.length - 1;
 }
 

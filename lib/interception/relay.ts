@@ -8,7 +8,6 @@
  * @module
  */
 import { ProviderError } from "../../kit/errors.ts";
-import { concatBytes } from "../../kit/util/bytes.ts";
 import { redact } from "../../kit/secrets.ts";
 import type {
   AnswerDelta,
@@ -197,14 +196,7 @@ export async function relayStream(
     write(redact(translation.renderer.end(translation.outcome(outcome)).join("")));
   }
   reply.end();
-  return { status: response.status, headers, body: joinChunks(written) };
-}
-
-/** The chunks written, as one body for replays (text unless bytes were relayed as they came). */
-function joinChunks(chunks: (string | Uint8Array)[]): string | Uint8Array {
-  if (chunks.every((c) => typeof c === "string")) return chunks.join("");
-  const encoder = new TextEncoder();
-  return concatBytes(chunks.map((c) => typeof c === "string" ? encoder.encode(c) : c));
+  return { status: response.status, headers, body: written };
 }
 
 /** The parsed text, or null when it is no JSON. */

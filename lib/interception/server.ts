@@ -48,6 +48,11 @@ export interface InterceptionServerOptions {
    * translated into one of these (lib/interception/translate.ts). @default the dialects served
    */
   providerDialects?: readonly Dialect[];
+  /**
+   * Whether the provider takes images (`client.images`): when false, a call carrying one is
+   * refused before it goes upstream. @default true
+   */
+  providerImages?: boolean;
   /** Address to bind. @default "127.0.0.1" */
   host?: string;
   /** Port to bind. @default 0 (OS-chosen) */
@@ -113,11 +118,12 @@ class InterceptionRouter {
     dialects: readonly Dialect[],
     log: InterceptionLog,
     providerDialects: readonly Dialect[] = dialects,
+    providerImages = true,
   ) {
     if (dialects.length === 0) throw new Error("an interception server needs a dialect");
     if (providerDialects.length === 0) throw new Error("a provider serves at least one dialect");
     this.#dialects = dialects;
-    this.#ctx = { log, refuseStreamUsage: new WeakSet(), providerDialects };
+    this.#ctx = { log, refuseStreamUsage: new WeakSet(), providerDialects, providerImages };
     this.#served = describeRoutes(dialects);
   }
 
@@ -283,6 +289,7 @@ export async function startInterceptionServer(
     options.dialects ?? ALL_DIALECTS,
     options.log ?? (() => {}),
     options.providerDialects,
+    options.providerImages,
   );
   const server = http.createServer((req, res) => void router.handle(...fromNode(req, res)));
   const bound = await listenOn(server, options.host ?? "127.0.0.1", options.port ?? 0);

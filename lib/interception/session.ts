@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import {
   ProviderError,
   type TaskError,
@@ -17,6 +18,7 @@ import { numTurns } from "../../kit/trace/derived.ts";
 import type { ProviderClient } from "../clients/provider_client.ts";
 import { randomHex } from "../../kit/util/random_pool.ts";
 import type { SessionLimits } from "../config/eval_config.ts";
+import type { WireReply } from "../../kit/wire/http.ts";
 
 export type { SessionLimits };
 
@@ -67,8 +69,30 @@ export interface InterceptionSession {
 export interface Recorded {
   status: number;
   headers: Record<string, string>;
-  /** The JSON body, or the SSE events as written to the program. */
-  body: string | Uint8Array;
+  /**
+   * The JSON body, or the chunks of SSE events as they were written to the program (kept as
+   * they went, written again in order: a stream is never joined unless it is replayed).
+   */
+  body: string | Uint8Array | readonly (string | Uint8Array)[];
+}
+
+/** Request bodies up to this many characters are their own replay key; longer ones are hashed. */
+const MAX_PLAIN_REPLAY_KEY = 4096;
+
+/** The key an SDK retry of a request (its text and bytes) finds its recorded answer under. */
+export function replayKeyOf(text: string, raw: Uint8Array): string {
+  return text.length <= MAX_PLAIN_REPLAY_KEY
+    ? `=${text}`
+    : `#${createHash("sha256").update(raw).digest("hex")}`;
+}
+
+/** Sends a recorded response again, as it went the first time. */
+export function writeRecorded(reply: WireReply, recorded: Recorded): void {
+  reply.head(recorded.status, recorded.headers);
+  const { body } = recorded;
+  if (typeof body === "string" || body instanceof Uint8Array) return reply.end(body);
+  for (const chunk of body) reply.write(chunk);
+  reply.end();
 }
 
 /** A call being made: recorded once, when it ends or its session closes. */

@@ -5,7 +5,8 @@
  * builds its upstream body from them ({@link Dialect.prepareNeutral}), and the answer
  * comes back rendered in the program's dialect: a JSON answer whole, a stream piece by
  * piece as the provider's events arrive (relay.ts with the program's stream renderer).
- * What cannot be translated is refused in the program's error body, never dropped.
+ * What cannot be translated is refused in the program's error body, never dropped; so is
+ * an image for a provider that takes none (`client.images = false`), whatever the dialect.
  *
  * @module
  */
@@ -61,6 +62,21 @@ export function translateRequest(
   if (typeof neutral === "string") return `${cannot}: ${neutral}`;
   const upstream = provider.prepareNeutral(neutral, model, sampling, options);
   return typeof upstream === "string" ? `${cannot}: ${upstream}` : upstream;
+}
+
+/**
+ * Why a request cannot go to a provider that takes no images (the message of the
+ * program's 400), or null when it carries none: an image part in any message, a tool
+ * result's included, as the program's dialect read it. Never sent with the image dropped.
+ */
+export function imageRefusal(request: DialectRequest): string | null {
+  for (const [i, message] of request.messages.entries()) {
+    const content = message.content;
+    if (!Array.isArray(content) || !content.some((p) => p.type === "image_url")) continue;
+    return `this request carries an image (in its ${message.role} message ${i + 1}), and ` +
+      "the provider takes none (client.images = false): it was not sent";
+  }
+  return null;
 }
 
 /** The provider's answer as the program's dialect renders it: its finish reason the trace's. */

@@ -102,10 +102,11 @@ export function savedConfig(
     judge.model ??= d.model;
   }
   // Python's client has no stall timeout (verifiers/v1/clients/base.py@a60a606: no read
-  // timeout) and no dialects (it passes every call through): both go to the sidecar.
+  // timeout), no dialects (it passes every call through) and no images switch: all go to
+  // the sidecar.
   const client = d.client as Record<string, unknown>;
   const sideClient: Record<string, unknown> = {};
-  for (const key of ["stall_timeout", "dialects"]) {
+  for (const key of ["stall_timeout", "dialects", "images"]) {
     if (key in client) {
       sideClient[key] = client[key];
       delete client[key];

@@ -28,7 +28,7 @@ import {
   type EnvRunOptions,
 } from "../../kit/env_contract.ts";
 import type { TaskData } from "../../kit/tasks/task_data.ts";
-import { taskTypeName, traceTask } from "../rollout/new_trace.ts";
+import { traceTask } from "../rollout/new_trace.ts";
 import { openInteraction } from "../rollout/interaction.ts";
 import type { Episode, Trace, TraceTask } from "../../kit/trace/types.ts";
 import { sleepUnlessAborted } from "../../kit/util/sleep.ts";

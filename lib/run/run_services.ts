@@ -66,6 +66,7 @@ export async function startServices(
   const { host, port, tunnel } = config.env.interception;
   const interception = await startInterceptionServer({
     providerDialects: config.client.dialects.map((id) => DIALECTS[id]!),
+    providerImages: config.client.images,
     // a custom tunnel: every interface on its port, and programs use its URL (as Python)
     ...(tunnel?.type === "custom"
       ? { host: "0.0.0.0", port: tunnel.port, publicUrl: tunnel.url }

@@ -9,7 +9,7 @@
 import type { Message, Usage } from "../../../kit/trace/types.ts";
 import { isRecord } from "../../../kit/util/is_record.ts";
 import type { AnswerDelta, DialectStreamReader, StreamVerdict } from "../../../kit/wire/dialect.ts";
-import type { SseEvent } from "../../../kit/wire/sse.ts";
+import { isDone, type SseEvent } from "../../../kit/wire/sse.ts";
 import { type ChatOutcome, num, parseChatUsage, str } from "./codec.ts";
 
 interface PartialToolCall {
@@ -127,7 +127,7 @@ export class ChatStreamReader implements DialectStreamReader {
 
   read(event: SseEvent): StreamVerdict {
     if (event.data === null) return { kind: "relay" };
-    if (event.data.trim() === "[DONE]") return { kind: "terminal" };
+    if (isDone(event.data)) return { kind: "terminal" };
     let chunk: unknown;
     try {
       chunk = JSON.parse(event.data);

@@ -110,8 +110,9 @@ function foldAssistant(items: Item[]): Message {
   const message: Message = { role: "assistant", content: content || null };
   if (reasoning.length > 0) message.reasoning_content = reasoning.join("\n");
   if (calls.length > 0) message.tool_calls = calls;
-  // a copy: the record must hold nothing of the program's body
-  message.provider_state = structuredClone(items);
+  // the items as they came: the graph copies those of a message it keeps
+  // (lib/interception/graph.ts), the conversation sent again is only matched
+  message.provider_state = items;
   return message;
 }
 

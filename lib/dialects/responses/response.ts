@@ -75,8 +75,9 @@ export function outcomeOfResponse(response: Record<string, unknown>): DialectOut
   const message: Message = { role: "assistant", content: content || null };
   if (reasoning.length > 0) message.reasoning_content = reasoning.join("\n");
   if (calls.length > 0) message.tool_calls = calls;
-  // a copy: a harness in this process may be handed the parsed body as its own
-  message.provider_state = structuredClone(items);
+  // the items as they came: the graph keeps a copy (lib/interception/graph.ts), and a
+  // harness in this process may be handed the parsed body as its own
+  message.provider_state = items;
   return {
     message,
     finishReason: response.status === "incomplete"

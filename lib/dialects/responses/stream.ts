@@ -13,7 +13,7 @@ import type {
   DialectStreamReader,
   StreamVerdict,
 } from "../../../kit/wire/dialect.ts";
-import type { SseEvent } from "../../../kit/wire/sse.ts";
+import { isDone, type SseEvent } from "../../../kit/wire/sse.ts";
 import { outcomeOfResponse, responseFailure } from "./response.ts";
 
 /** The events that end a Responses stream with an answer. */
@@ -36,7 +36,7 @@ export class ResponsesStreamReader implements DialectStreamReader {
   read(event: SseEvent): StreamVerdict {
     if (event.data === null) return { kind: "relay" };
     // Responses streams end on their final event; a `[DONE]` before it ends them unanswered
-    if (event.data.trim() === "[DONE]") return { kind: "terminal" };
+    if (isDone(event.data)) return { kind: "terminal" };
     let data: unknown;
     try {
       data = JSON.parse(event.data);
