@@ -111,8 +111,18 @@ const SeatClientConfig = z.strictObject({
   ),
 });
 
-/** A seat's client after validation (see {@link SeatClientConfig}). */
-export type SeatClient = z.output<typeof SeatClientConfig>;
+/** A seat's client after validation (see {@link SeatClientConfig}; null = the run's). */
+export interface SeatClient {
+  type?: "eval" | undefined;
+  base_url: string | null;
+  api_key_var: string | null;
+  headers: Record<string, string> | null;
+}
+// the interface is the schema's output, written out for the published types: kept equal
+type SeatClientOutput = z.output<typeof SeatClientConfig>;
+const _seatClientIsOutput: [SeatClient, SeatClientOutput] extends [SeatClientOutput, SeatClient]
+  ? true
+  : never = true;
 
 /** A seat's model, client and sampling (null = the run's), as Python's `AgentConfig`. */
 const SeatModelShape = {
