@@ -336,11 +336,12 @@ describe("the documentation's commands, run as written", () => {
       join(dir, "boom.ts"),
       'import { z } from "zod";\n' +
         'export default { kind: "taskset", abi: 1, id: "boom", description: "throws",\n' +
-        '  config: z.object({}), load() { throw new Error("boom from load"); } };\n',
+        '  config: z.object({}), load() { return [{ prompt: "x" }]; },\n' +
+        '  key() { throw new Error("boom from key"); } };\n',
     );
     const r = await sh("vf eval ./boom.ts --model oracle --env.agent.harness.id null", dir, env);
     assert.equal(r.code, 1, tail(r));
-    assert.match(r.stderr, /^internal error: Error: boom from load$/m);
+    assert.match(r.stderr, /^internal error: Error: boom from key$/m);
   });
 
   it("vf validate-config without a taskset names itself, not vf eval", LONG, async () => {

@@ -23,6 +23,9 @@ type Fake = Awaited<ReturnType<typeof startFakeOpenAI>>;
 const byIdx = (traces: Trace[], idx: number) =>
   traces.find((t) => t.task.data.idx === idx) ?? assert.fail(`no trace of task ${idx}`);
 
+const PYTHON_WHY = realPythonUnavailable();
+const PYTHON_SKIP: string | false = PYTHON_WHY ? `the real Python v1 models: ${PYTHON_WHY}` : false;
+
 describe("interception hooks with a scripted model", () => {
   let fake: Fake;
   let traces: Trace[] = [];
@@ -106,10 +109,13 @@ describe("interception hooks with a scripted model", () => {
     assert.equal(seen.length, 1);
     assert.ok(!seen[0]!.includes('"role":"tool"'), "the model saw the tool result");
   });
-  it("writes lines Python's WireEpisode takes, rewrites and boundary stops included", (t) => {
+  it("records the rewrite in the trace line as Python names it", () => {
     assert.ok(lines.some((l) => l.includes('"request_rewrites":[{"handler":"redact"}]')));
-    const why = realPythonUnavailable();
-    if (why) return void t.skip(`the real Python v1 models: ${why}`);
+  });
+
+  it("writes lines Python's WireEpisode takes, rewrites and boundary stops included", {
+    skip: PYTHON_SKIP,
+  }, () => {
     const answers = runRealPython(lines.map((l) => ({ kind: "episode", value: JSON.parse(l) })));
     assert.equal(answers.length, lines.length);
     for (const a of answers) assert.ok(a.ok, a.error);
@@ -124,9 +130,7 @@ describe("interception hooks with a scripted model", () => {
 });
 
 describe("the bash-interception taskset", () => {
-  it("hashes its tasks as Python's TaskData(idx, prompt) rows", (t) => {
-    const why = realPythonUnavailable();
-    if (why) return void t.skip(`the real Python v1 models: ${why}`);
+  it("hashes its tasks as Python's TaskData(idx, prompt) rows", { skip: PYTHON_SKIP }, () => {
     const rows = PROMPTS.map((prompt, idx) => ({ idx, prompt }));
     const answers = runRealPython(rows.map((value) => ({ kind: "task_data_key", value })));
     rows.forEach((row, i) => assert.equal(taskHash(row), at(answers, i).key));

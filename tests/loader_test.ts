@@ -72,7 +72,7 @@ describe("loadPlugin() built-ins", () => {
     const e = await pluginError(() => loadPlugin("harness", "no-such-harness"));
     assert.equal(e.code, "plugin_not_found");
     assert.match(e.message, /Cannot find harness "no-such-harness"/);
-    assert.match(e.hint ?? "", /bash, claude-code, codex, command, null, pi/);
+    assert.match(e.hint ?? "", /bash, claude-code, codex, command, null, opencode, pi/);
     const p = await pluginError(() => loadPlugin("taskset", "./nowhere/plugin.ts"));
     assert.equal(p.code, "plugin_not_found");
     assert.match(p.hint ?? "", /echo/);

@@ -237,6 +237,12 @@ describe("oracle server", () => {
     // Stands in for the interception server: forwards the body with the trace id.
     const seen: string[] = [];
     const proxy = createServer((req, res) => {
+      // serves the model route only, as a provider does (the loop's tool-hook posts get 404)
+      if (req.url !== "/v1/chat/completions") {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end('{"error":{"message":"not found"}}');
+        return;
+      }
       let raw = "";
       req.setEncoding("utf8");
       req.on("data", (c: string) => (raw += c));

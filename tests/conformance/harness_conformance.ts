@@ -107,8 +107,9 @@ export function harnessConformance(label: string, c: HarnessConformanceCase): vo
       assert.equal(typeof plugin.launch, "function");
       assert.ok(plugin.setup === undefined || typeof plugin.setup === "function");
       const caps = plugin.capabilities;
+      // `toolsets` is optional: whether the harness offers a task's MCP toolsets
       assert.deepEqual(
-        Object.keys(caps).sort(),
+        Object.keys(caps).filter((k) => k !== "toolsets").sort(),
         ["appendsSystemPrompt", "executesCode", "needsContainer"],
       );
       for (const v of Object.values(caps)) assert.equal(typeof v, "boolean");
