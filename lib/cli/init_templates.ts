@@ -62,7 +62,7 @@ function packageJson(p: InitParams): string {
     },
     files: ["dist/plugin.js", "plugin.d.ts", "abi.ts", "mod.ts", "README.md"],
     verifiers: { abi: 1, kind: p.kind, id: p.id },
-    scripts: { bundle: BUNDLE_SCRIPT, test: "bun test", prepack: "npm run bundle" },
+    scripts: { bundle: BUNDLE_SCRIPT, test: "bun test --timeout 60000", prepack: "npm run bundle" },
     // what `npm install` brings from the npm registry alone: the bundler and test
     // runner (bun), the schema library (bundled into dist/plugin.js) and Node's types
     devDependencies: {
